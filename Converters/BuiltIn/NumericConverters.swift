@@ -1,0 +1,152 @@
+import Foundation
+
+/// Every fixed-width integer type as INTEGER. Out-of-range values throw in both directions,
+/// never truncate or wrap; REAL holding a whole number and TEXT holding a number decode.
+public struct IntegerConverter<I: FixedWidthInteger & Sendable>: TypeConverter {
+    public init() {}
+    public var storageType: StorageType { .integer }
+
+    public func encode(_ value: I) throws -> DatabaseValue {
+        guard let v = Int64(exactly: value) else {
+            throw ConversionError.cannotEncode(value, "above Int64.max; SQLite integers are 64-bit signed")
+        }
+        return .integer(v)
+    }
+
+    public func decode(_ value: DatabaseValue) throws -> I {
+        switch value {
+        case .integer(let v):
+            if let i = I(exactly: v) { return i }
+            throw ConversionError.cannotDecode(value, to: I.self, "out of range")
+        case .real(let d):
+            if let i = I(exactly: d) { return i }
+            throw ConversionError.cannotDecode(value, to: I.self, d.rounded() == d ? "out of range" : "not a whole number")
+        case .text(let s):
+            let trimmed = s.trimmingCharacters(in: .whitespaces)
+            if let i = I(trimmed) { return i }
+            if let d = Double(trimmed), let i = I(exactly: d) { return i }
+            throw ConversionError.cannotDecode(value, to: I.self, "not an integer in range")
+        case .null, .blob:
+            throw ConversionError.cannotDecode(value, to: I.self, "expected INTEGER")
+        }
+    }
+}
+
+/// Bool as INTEGER 0/1. Decodes any INTEGER (non-zero is true, as in SQL) and the TEXT
+/// `true`/`false`/`yes`/`no`/`1`/`0` in any case.
+public struct BoolConverter: TypeConverter {
+    public init() {}
+    public var storageType: StorageType { .integer }
+
+    public func encode(_ value: Bool) throws -> DatabaseValue { .integer(value ? 1 : 0) }
+
+    public func decode(_ value: DatabaseValue) throws -> Bool {
+        switch value {
+        case .integer(let v): return v != 0
+        case .real(let d): return d != 0
+        case .text(let s):
+            switch s.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true", "yes", "1": return true
+            case "false", "no", "0": return false
+            default: throw ConversionError.cannotDecode(value, to: Bool.self, "expected true/false/yes/no/1/0")
+            }
+        case .null, .blob:
+            throw ConversionError.cannotDecode(value, to: Bool.self, "expected INTEGER 0 or 1")
+        }
+    }
+}
+
+/// Double as REAL. NaN throws on encode (SQLite would store NULL); infinities round-trip.
+public struct DoubleConverter: TypeConverter {
+    public init() {}
+    public var storageType: StorageType { .real }
+
+    public func encode(_ value: Double) throws -> DatabaseValue {
+        if value.isNaN { throw ConversionError.cannotEncode(value, "NaN has no SQLite representation (it would become NULL)") }
+        return .real(value)
+    }
+
+    public func decode(_ value: DatabaseValue) throws -> Double {
+        switch value {
+        case .real(let d): return d
+        case .integer(let v): return Double(v)
+        case .text(let s):
+            if let d = Double(s.trimmingCharacters(in: .whitespaces)), !d.isNaN { return d }
+            throw ConversionError.cannotDecode(value, to: Double.self, "not a number")
+        case .null, .blob:
+            throw ConversionError.cannotDecode(value, to: Double.self, "expected REAL")
+        }
+    }
+}
+
+/// Float as REAL, stored through its shortest decimal form so that `0.1` reads back as `0.1`
+/// from SQL too (PSDicRecord stored 0.100000001490116). Values beyond Float's range throw on decode.
+public struct FloatConverter: TypeConverter {
+    public init() {}
+    public var storageType: StorageType { .real }
+
+    public func encode(_ value: Float) throws -> DatabaseValue {
+        if value.isNaN { throw ConversionError.cannotEncode(value, "NaN has no SQLite representation (it would become NULL)") }
+        if !value.isFinite { return .real(Double(value)) }
+        return .real(Double(value.description) ?? Double(value))
+    }
+
+    public func decode(_ value: DatabaseValue) throws -> Float {
+        let d = try DoubleConverter().decode(value)
+        let f = Float(d)
+        if f.isInfinite && d.isFinite {
+            throw ConversionError.cannotDecode(value, to: Float.self, "out of Float's range")
+        }
+        return f
+    }
+}
+
+/// Decimal as TEXT, exactly; INTEGER and REAL decode too.
+public struct DecimalConverter: TypeConverter {
+    public init() {}
+    public var storageType: StorageType { .text }
+
+    public func encode(_ value: Decimal) throws -> DatabaseValue {
+        if value.isNaN { throw ConversionError.cannotEncode(value, "NaN has no SQLite representation") }
+        return .text(value.description)
+    }
+
+    public func decode(_ value: DatabaseValue) throws -> Decimal {
+        switch value {
+        case .integer(let v): return Decimal(v)
+        case .real(let d): return Decimal(d)
+        case .text(let s):
+            let trimmed = s.trimmingCharacters(in: .whitespaces)
+            if Self.isDecimalLiteral(trimmed), let d = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) {
+                return d
+            }
+            throw ConversionError.cannotDecode(value, to: Decimal.self, "not a decimal number")
+        case .null, .blob:
+            throw ConversionError.cannotDecode(value, to: Decimal.self, "expected TEXT")
+        }
+    }
+
+    /// `Decimal(string:)` accepts a numeric prefix ("12abc" gives 12): check the whole text first.
+    static func isDecimalLiteral(_ s: String) -> Bool {
+        var bytes = Substring(s).utf8[...]
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        var digits = 0, sawDot = false, sawExponent = false, exponentDigits = 0
+        while let b = bytes.first {
+            bytes = bytes.dropFirst()
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if sawExponent { exponentDigits += 1 } else { digits += 1 }
+            case UInt8(ascii: "."):
+                if sawDot || sawExponent { return false }
+                sawDot = true
+            case UInt8(ascii: "e"), UInt8(ascii: "E"):
+                if sawExponent || digits == 0 { return false }
+                sawExponent = true
+                if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+            default:
+                return false
+            }
+        }
+        return digits > 0 && (!sawExponent || exponentDigits > 0)
+    }
+}

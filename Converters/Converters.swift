@@ -1,0 +1,136 @@
+import Foundation
+import Synchronization
+
+/// The converter registry: which ``TypeConverter`` handles which Swift type.
+///
+/// `Converters.shared` is the global registry and starts with every built-in converter. Each
+/// `DbContext` has a child registry whose own registrations win inside that context and which
+/// falls back to the global one. Registration is thread-safe and takes effect immediately.
+/// ```swift
+/// Converters.register(MoneyConverter())                 // everywhere
+/// context.register(converter: LegacyDateConverter())    // in one context only
+/// ```
+public final class Converters: Sendable {
+    /// The global registry.
+    public static let shared = Converters(parent: nil, converters: BuiltInConverters.all)
+
+    private let parent: Converters?
+    private let table: Mutex<[ObjectIdentifier: AnyTypeConverter]>
+    /// Set once a converter is registered here for one of the types that have a built-in fast path.
+    private let replacesFastPathType = Atomic<Bool>(false)
+
+    /// A registry whose own converters win and which asks `parent` (the global registry by default) otherwise.
+    public convenience init(parent: Converters = .shared) {
+        self.init(parent: parent, converters: [:])
+    }
+
+    private init(parent: Converters?, converters: [ObjectIdentifier: AnyTypeConverter]) {
+        self.parent = parent
+        self.table = Mutex(converters)
+    }
+
+    /// Registers `converter` in the global registry, replacing any earlier converter for the same type.
+    public static func register<C: TypeConverter>(_ converter: C) {
+        shared.register(converter)
+    }
+
+    /// Registers `converter` in this registry, replacing any earlier converter for the same type here.
+    public func register<C: TypeConverter>(_ converter: C) {
+        let key = ObjectIdentifier(C.Value.self)
+        let erased = AnyTypeConverter(converter)
+        table.withLock { $0[key] = erased }
+        if FastPath.types.contains(key) {
+            replacesFastPathType.store(true, ordering: .releasing)
+        }
+    }
+
+    /// The converter for `type` (an `Optional` is looked up by its wrapped type), or nil.
+    public func converter(for type: Any.Type) -> AnyTypeConverter? {
+        if let optional = type as? any OptionalMarker.Type {
+            return converter(for: optional.wrappedType)
+        }
+        let key = ObjectIdentifier(type)
+        if let found = table.withLock({ $0[key] }) { return found }
+        return parent?.converter(for: type)
+    }
+
+    /// The column type for `type`, or nil when no converter is registered.
+    public func storageType(for type: Any.Type) -> StorageType? {
+        converter(for: type)?.storageType
+    }
+
+    /// True while Int, Int64, Double, String, Data and Bool use the built-in converters here.
+    package var fastPathEnabled: Bool {
+        !replacesFastPathType.load(ordering: .acquiring) && (parent?.fastPathEnabled ?? true)
+    }
+
+    /// Types whose conversion costs less than keeping the converted value (records don't cache them).
+    package func isCheap<T>(_ type: T.Type) -> Bool {
+        fastPathEnabled && (T.self == Int.self || T.self == Int64.self || T.self == Double.self
+            || T.self == String.self || T.self == Bool.self)
+    }
+
+    /// Encodes any value: nil and `Optional.none` give NULL, a `DatabaseValue` passes through,
+    /// anything else goes through the converter registered for its runtime type.
+    public func encode(_ value: Any?) throws -> DatabaseValue {
+        guard let value else { return .null }
+        if fastPathEnabled, let fast = FastPath.encode(value) { return try fast() }
+        if let dbValue = value as? DatabaseValue { return dbValue }
+        if let optional = value as? any OptionalMarker {
+            return try encode(optional.wrappedAny)
+        }
+        guard let converter = converter(for: type(of: value)) else {
+            throw ConversionError.noConverter(for: type(of: value))
+        }
+        return try converter.encode(value)
+    }
+
+    /// Decodes `value` to `T`. NULL decodes to nil when `T` is an Optional and throws otherwise.
+    public func decode<T>(_ value: DatabaseValue, as type: T.Type = T.self) throws -> T {
+        if fastPathEnabled, let fast = try FastPath.decode(value, as: T.self) { return fast }
+        if T.self == DatabaseValue.self { return unsafeBitCast(value, to: T.self) }
+        if let optional = T.self as? any OptionalMarker.Type {
+            if case .null = value { return try optional.none(as: T.self) }
+            return try optional.decodeWrapped(value, in: self, as: T.self)
+        }
+        if case .null = value {
+            throw ConversionError.cannotDecode(value, to: T.self, "the value is NULL")
+        }
+        guard let converter = converter(for: T.self) else {
+            throw ConversionError.noConverter(for: T.self)
+        }
+        let decoded = try converter.decode(value)
+        guard let typed = decoded as? T else {
+            throw ConversionError.cannotDecode(value, to: T.self, "the registered converter returned \(Swift.type(of: decoded))")
+        }
+        return typed
+    }
+}
+
+/// Lets the registry see through `Optional` without knowing its wrapped type statically.
+protocol OptionalMarker {
+    static var wrappedType: Any.Type { get }
+    var wrappedAny: Any? { get }
+    static func none<T>(as: T.Type) throws -> T
+    static func decodeWrapped<T>(_ value: DatabaseValue, in registry: Converters, as: T.Type) throws -> T
+}
+
+extension Optional: OptionalMarker {
+    static var wrappedType: Any.Type { Wrapped.self }
+    var wrappedAny: Any? { self.map { $0 as Any } }
+
+    static func none<T>(as: T.Type) throws -> T {
+        guard let none = Optional<Wrapped>.none as? T else {
+            throw ConversionError.cannotDecode(.null, to: T.self, "cannot build an empty Optional")
+        }
+        return none
+    }
+
+    static func decodeWrapped<T>(_ value: DatabaseValue, in registry: Converters, as: T.Type) throws -> T {
+        let wrapped: Wrapped = try registry.decode(value)
+        guard let result = Optional(wrapped) as? T else {
+            throw ConversionError.cannotDecode(value, to: T.self, "cannot wrap \(Wrapped.self)")
+        }
+        return result
+    }
+}

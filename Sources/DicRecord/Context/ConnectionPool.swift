@@ -1,0 +1,157 @@
+import CSQLite
+import Foundation
+import Synchronization
+
+/// The connections of one started context: one writer, and reader connections that let reads
+/// run beside a write (WAL files only).
+///
+/// The rule, per call:
+/// - a thread that holds this pool's writer (inside `tx`, `transaction`, `batch`, a write, or a
+///   callback nested in one) runs every call, read or write, on that writer: it joins;
+/// - otherwise a thread that holds a reader (inside an `each` callback) reads on it;
+/// - otherwise writes wait for the writer (up to the busy timeout, then a `.busy` error) and
+///   reads take an idle reader, never waiting for a writer.
+final class ConnectionPool: @unchecked Sendable {
+    let configName: String
+    private let writer: Connection?
+    private let busyTimeout: Double
+    private let makeReader: (() throws -> Connection)?
+    private let maxReaders: Int
+
+    private let writerGate = NSCondition()
+    private var writerBusy = false          // guarded by writerGate
+    private let readerGate = NSCondition()
+    private var idleReaders: [Connection] = []  // guarded by readerGate
+    private var openReaders = 0                  // guarded by readerGate
+    private var allReaders: [Connection] = []    // guarded by readerGate
+    private let closed = Atomic<Bool>(false)
+    private var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    init(configName: String, writer: Connection?, busyTimeout: Double, maxReaders: Int,
+         firstReader: Connection?, makeReader: (() throws -> Connection)?) {
+        self.configName = configName
+        self.writer = writer
+        self.busyTimeout = busyTimeout
+        self.maxReaders = makeReader == nil ? 0 : max(1, maxReaders)
+        self.makeReader = makeReader
+        if let firstReader {
+            idleReaders = [firstReader]
+            allReaders = [firstReader]
+            openReaders = 1
+        }
+    }
+
+    private var id: ObjectIdentifier { ObjectIdentifier(self) }
+
+    /// Runs `body` on the writer, joining the writer this thread already holds.
+    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard let writer else {
+            throw DicRecordError(.readonly, "config '\(configName)' is readonly: writes are refused", configName: configName)
+        }
+        let leases = ThreadLeases.current
+        if leases.writers[id] != nil { return try body(writer) }
+        try acquireWriter()
+        leases.writers[id] = writer
+        defer {
+            leases.writers[id] = nil
+            releaseWriter()
+        }
+        return try body(writer)
+    }
+
+    /// Runs `body` on a connection fit for reading (see the type's rule).
+    func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        let leases = ThreadLeases.current
+        if let held = leases.writers[id] ?? leases.readers[id] { return try body(held) }
+        guard maxReaders > 0 else { return try write(body) }
+        let reader = try acquireReader()
+        leases.readers[id] = reader
+        defer {
+            leases.readers[id] = nil
+            releaseReader(reader)
+        }
+        return try body(reader)
+    }
+
+    /// True when the current thread holds this pool's writer.
+    var isWriterHeldByCurrentThread: Bool { ThreadLeases.current.writers[id] != nil }
+
+    private func acquireWriter() throws {
+        writerGate.lock()
+        defer { writerGate.unlock() }
+        let deadline = Date(timeIntervalSinceNow: busyTimeout)
+        while writerBusy || isClosed {
+            if isClosed { throw closedError() }
+            if !writerGate.wait(until: deadline) && writerBusy {
+                throw DicRecordError(.busy, "database is locked: waited \(busyTimeout) s for the writer of config '\(configName)', held by another thread",
+                                     configName: configName)
+            }
+        }
+        writerBusy = true
+    }
+
+    private func releaseWriter() {
+        writerGate.lock()
+        writerBusy = false
+        writerGate.signal()
+        writerGate.unlock()
+    }
+
+    private func acquireReader() throws -> Connection {
+        readerGate.lock()
+        defer { readerGate.unlock() }
+        let deadline = Date(timeIntervalSinceNow: busyTimeout)
+        while true {
+            if isClosed { throw closedError() }
+            if let reader = idleReaders.popLast() { return reader }
+            if openReaders < maxReaders, let makeReader {
+                openReaders += 1
+                do {
+                    let reader = try makeReader()
+                    allReaders.append(reader)
+                    return reader
+                } catch {
+                    openReaders -= 1
+                    throw error
+                }
+            }
+            if !readerGate.wait(until: deadline) && idleReaders.isEmpty {
+                throw DicRecordError(.busy, "all \(maxReaders) readers of config '\(configName)' stayed busy for \(busyTimeout) s",
+                                     configName: configName)
+            }
+        }
+    }
+
+    private func releaseReader(_ reader: Connection) {
+        readerGate.lock()
+        idleReaders.append(reader)
+        readerGate.signal()
+        readerGate.unlock()
+    }
+
+    /// Closes every connection, after the calls in flight on other threads have finished
+    /// (waiting at most the busy timeout for each kind). Later calls throw `.notStarted`.
+    func close() {
+        if !isWriterHeldByCurrentThread { try? acquireWriter() }
+        writerGate.lock()
+        closed.store(true, ordering: .releasing)
+        writer?.close()
+        writerBusy = false
+        writerGate.broadcast()
+        writerGate.unlock()
+
+        readerGate.lock()
+        let deadline = Date(timeIntervalSinceNow: busyTimeout)
+        while idleReaders.count < openReaders, readerGate.wait(until: deadline) {}
+        allReaders.forEach { $0.close() }
+        idleReaders = []
+        allReaders = []
+        openReaders = maxReaders  // no new reader opens
+        readerGate.broadcast()
+        readerGate.unlock()
+    }
+
+    private func closedError() -> DicRecordError {
+        DicRecordError(.notStarted, "config '\(configName)' was stopped", configName: configName)
+    }
+}

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// The started contexts by config name, and which one is main: the one named "main", or
+/// else the first one started that is still running.
+///
+/// The process has one global registry. `DbContext.withIsolatedRegistry` gives a test (or any
+/// scope) a registry of its own, so that tests running in parallel never see each other's
+/// contexts, not even their "main".
+final class ContextRegistry: Sendable {
+    static let global = ContextRegistry()
+    @TaskLocal static var scoped: ContextRegistry?
+
+    /// The registry in force here: the scoped one if any, else the global one.
+    static var active: ContextRegistry { scoped ?? global }
+
+    private struct State {
+        var contexts: [String: DbContext] = [:]   // by lowercased name
+        var startOrder: [String] = []              // lowercased names
+    }
+    private let state = Mutex(State())
+
+    func add(_ context: DbContext) throws {
+        let key = context.configName.lowercased()
+        try state.withLock { state in
+            if let existing = state.contexts[key] {
+                throw DicRecordError(.duplicateConfig,
+                    "a context named '\(existing.configName)' is already started; stop it first or choose another configName",
+                    configName: context.configName)
+            }
+            state.contexts[key] = context
+            state.startOrder.append(key)
+        }
+    }
+
+    func remove(_ context: DbContext) {
+        let key = context.configName.lowercased()
+        state.withLock { state in
+            guard state.contexts[key] === context else { return }
+            state.contexts[key] = nil
+            state.startOrder.removeAll { $0 == key }
+        }
+    }
+
+    /// The context for `name` (case-insensitive); nil or empty means main.
+    func context(named name: String?) throws -> DbContext {
+        try state.withLock { state in
+            let key: String?
+            if let name, !name.isEmpty {
+                key = name.lowercased()
+            } else {
+                key = state.contexts["main"] != nil ? "main" : state.startOrder.first
+            }
+            if let key, let found = state.contexts[key] { return found }
+            let known = state.startOrder.compactMap { state.contexts[$0]?.configName }
+            let what = name.flatMap { $0.isEmpty ? nil : "no config named '\($0)'" } ?? "no main config"
+            throw DicRecordError(.unknownConfig,
+                "\(what) is started; known configs: \(known.isEmpty ? "none" : known.map { "'\($0)'" }.joined(separator: ", "))",
+                configName: name)
+        }
+    }
+
+    /// The main config's name, if any context is started.
+    var mainName: String? {
+        try? context(named: nil).configName
+    }
+}

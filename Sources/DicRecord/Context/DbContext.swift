@@ -1,0 +1,189 @@
+import CSQLite
+import Foundation
+import Synchronization
+
+/// One database under a config name: its file, its connections, its converters and options.
+///
+/// ```swift
+/// let main = try DbContext(path: "db/database.sqlite")               // config "main"
+/// main.showSql = true
+/// try main.start()
+/// let backup = try DbContext(path: "db/backup.sqlite", configName: "backup")
+/// try backup.start()
+/// try Db.use("backup").find("select * from teacher")
+/// backup.stop()                                                       // the name is free again
+/// ```
+/// The config named "main", or else the first one started, is the main config that `Db.main`
+/// and the static `Db` methods use. Starting a second context under a name in use throws.
+public final class DbContext: Sendable {
+    /// The config name (compared case-insensitively).
+    public let configName: String
+    /// The database file, or `:memory:`.
+    public let path: String
+    public let options: Options
+    /// This context's converters: registrations here win over the global ones in this context.
+    public let converters: Converters
+    let tracer: SqlTracer
+    private let isMemory: Bool
+    private let running = Mutex<Running?>(nil)
+
+    private struct Running: Sendable {
+        let pool: ConnectionPool
+        let registry: ContextRegistry
+    }
+
+    /// A context for the file at `path` (its folder is created at start unless readonly).
+    public init(path: String, configName: String = "main", options: Options = Options()) throws {
+        guard !path.isEmpty else {
+            throw DicRecordError(.invalidArgument, "the database path is empty", configName: configName)
+        }
+        guard !configName.isEmpty else {
+            throw DicRecordError(.invalidArgument, "the config name is empty")
+        }
+        self.path = path
+        self.configName = configName
+        self.options = options
+        self.isMemory = path == ":memory:"
+        self.converters = Converters(parent: .shared)
+        self.tracer = SqlTracer(observer: options.onSql)
+    }
+
+    /// A context on a private in-memory database, alive until `stop()`.
+    public static func inMemory(configName: String = "main", options: Options = Options()) throws -> DbContext {
+        try DbContext(path: ":memory:", configName: configName, options: options)
+    }
+
+    /// Logs every statement (SQL, arguments, duration) through swift-log, label `DicRecord.SQL`.
+    public var showSql: Bool {
+        get { tracer.showSql }
+        set { tracer.showSql = newValue }
+    }
+
+    /// Registers a converter for this context only; it wins over the global one here.
+    public func register<C: TypeConverter>(converter: C) {
+        converters.register(converter)
+    }
+
+    /// Whether the context is started.
+    public var isStarted: Bool { running.withLock { $0 != nil } }
+
+    /// Opens the database and registers the context under its config name.
+    ///
+    /// Throws when the name is in use, when the file cannot be opened or is not a database,
+    /// and, for a readonly context, when the file does not exist (it is never created).
+    public func start() throws {
+        guard !isStarted else {
+            throw DicRecordError(.duplicateConfig, "config '\(configName)' is already started", configName: configName)
+        }
+        let registry = ContextRegistry.active
+        try registry.add(self)
+        do {
+            // Opened outside the lock: an onOpen hook may ask this context questions.
+            let pool = try openPool()
+            running.withLock { $0 = Running(pool: pool, registry: registry) }
+        } catch {
+            registry.remove(self)
+            throw error
+        }
+    }
+
+    /// Closes the connections and frees the config name; the context can be started again.
+    public func stop() {
+        let stopped = running.withLock { running -> Running? in
+            defer { running = nil }
+            return running
+        }
+        guard let stopped else { return }
+        stopped.registry.remove(self)
+        stopped.pool.close()
+    }
+
+    /// The pool of a started context.
+    func pool() throws -> ConnectionPool {
+        guard let pool = running.withLock({ $0?.pool }) else {
+            throw DicRecordError(.notStarted, "config '\(configName)' is not started", configName: configName)
+        }
+        return pool
+    }
+
+    private func openPool() throws -> ConnectionPool {
+        let url = URL(fileURLWithPath: path)
+        if !isMemory && !options.readonly {
+            try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
+        if options.readonly {
+            let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            let first = try openConnection(flags: flags)
+            return ConnectionPool(configName: configName, writer: nil, busyTimeout: options.busyTimeout,
+                                  maxReaders: options.readerCount, firstReader: first,
+                                  makeReader: { [self] in try openConnection(flags: flags) })
+        }
+        let writer = try openConnection(flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
+        var useReaders = false
+        if !isMemory {
+            let mode = options.journalMode.rawValue
+            let applied = try writer.withStatement("PRAGMA journal_mode = \(mode)", .none) { statement -> String in
+                _ = try writer.step(statement, .none)
+                if case .text(let text) = statement.value(at: 0) { return text }
+                return ""
+            }
+            useReaders = applied.lowercased() == "wal" && options.readerCount > 0
+        }
+        return ConnectionPool(configName: configName, writer: writer, busyTimeout: options.busyTimeout,
+                              maxReaders: options.readerCount, firstReader: nil,
+                              makeReader: useReaders ? { [self] in try openConnection(flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) } : nil)
+    }
+
+    private func openConnection(flags: Int32) throws -> Connection {
+        let connection = try Connection(path: path, flags: flags, configName: configName, registry: converters, tracer: tracer,
+                                        busyTimeout: options.busyTimeout, statementCacheSize: options.statementCacheSize)
+        // Fails early, with SQLite's message, on a file that is not a database.
+        _ = try connection.withStatement("SELECT count(*) FROM sqlite_master", .none) { try connection.step($0, .none) }
+        if options.foreignKeys {
+            _ = try connection.run("PRAGMA foreign_keys = ON", .none)
+        }
+        try options.onOpen?(connection)
+        return connection
+    }
+}
+
+extension DbContext {
+    /// How a context opens and uses its database.
+    public struct Options: Sendable {
+        /// Open for reading only: writes throw, and a missing file is an error (never created).
+        public var readonly = false
+        /// The journal mode for files (in-memory databases ignore it). WAL lets reads run beside a write.
+        public var journalMode: JournalMode = .wal
+        /// Seconds a statement waits for a lock held by another connection or process,
+        /// and a thread waits for this context's writer, before failing with "database is locked".
+        public var busyTimeout: Double = 5
+        /// Reader connections beside the writer, in WAL mode (readonly contexts: readers only).
+        public var readerCount = 4
+        /// `PRAGMA foreign_keys = ON` on every connection.
+        public var foreignKeys = true
+        /// Prepared statements kept per connection, by SQL text.
+        public var statementCacheSize = 64
+        /// Called once for every connection the context opens, after DicRecord's own setup.
+        public var onOpen: (@Sendable (Connection) throws -> Void)?
+        /// Called after every statement with its SQL, arguments and duration (tests, metrics).
+        public var onSql: (@Sendable (SqlTrace) -> Void)?
+
+        public init() {}
+    }
+
+    /// SQLite's journal modes. See <https://www.sqlite.org/pragma.html#pragma_journal_mode>.
+    public enum JournalMode: String, Sendable {
+        case wal = "WAL", delete = "DELETE", truncate = "TRUNCATE", persist = "PERSIST", memory = "MEMORY", off = "OFF"
+    }
+
+    /// Runs `body` with a registry of contexts of its own: contexts started inside are invisible
+    /// outside, and `Db.main` inside is the scope's main. Meant for tests that run in parallel.
+    public static func withIsolatedRegistry<T>(_ body: () throws -> T) rethrows -> T {
+        try ContextRegistry.$scoped.withValue(ContextRegistry(), operation: body)
+    }
+
+    /// The async form of ``withIsolatedRegistry(_:)``.
+    public static func withIsolatedRegistry<T>(_ body: () async throws -> T) async rethrows -> T {
+        try await ContextRegistry.$scoped.withValue(ContextRegistry(), operation: body)
+    }
+}

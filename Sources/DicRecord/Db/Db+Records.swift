@@ -1,0 +1,196 @@
+/// Implementations of the table helpers, batches, transactions and pagination.
+extension Db {
+    func saveRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
+        try record.checkEncodable()
+        let keys = SqlText.keyColumns(primaryKey)
+        // A NULL key is left out so that SQLite generates it.
+        let columns = record.storedColumns.filter { column in
+            !(column.value == .null && keys.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame })
+        }
+        let sql = columns.isEmpty
+            ? "INSERT INTO \(SqlText.quote(table)) DEFAULT VALUES"
+            : "INSERT INTO \(SqlText.quote(table)) (\(columns.map { SqlText.quote($0.name) }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        return try writing { connection in
+            let changed = try connection.run(sql, .values(columns.map(\.value)))
+            if keys.count == 1, (record.storedValue(keys[0]) ?? .null) == .null {
+                record.put(keys[0], .integer(connection.lastInsertRowid))
+            }
+            record.clearModified()
+            return changed > 0
+        }
+    }
+
+    func updateRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
+        let keys = SqlText.keyColumns(primaryKey)
+        let keyValues = try keyValues(of: record, keys: keys, table: table)
+        let changes = try record.modifiedStoredColumns().filter { column in
+            !keys.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame }
+        }
+        guard !changes.isEmpty else { return false }
+        let sql = "UPDATE \(SqlText.quote(table)) SET \(changes.map { "\(SqlText.quote($0.name)) = ?" }.joined(separator: ", ")) WHERE \(whereKeys(keys))"
+        return try writing { connection in
+            let changed = try connection.run(sql, .values(changes.map(\.value) + keyValues))
+            record.clearModified()
+            return changed > 0
+        }
+    }
+
+    func deleteRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
+        let keys = SqlText.keyColumns(primaryKey)
+        let values = try keyValues(of: record, keys: keys, table: table)
+        return try deleteByKeys(table, keys: keys, values: .values(values))
+    }
+
+    func deleteByKeys(_ table: String, keys: [String], values: Arguments) throws -> Bool {
+        let sql = "DELETE FROM \(SqlText.quote(table)) WHERE \(whereKeys(keys))"
+        return try updateRows(sql, values) > 0
+    }
+
+    func findByKeys(_ table: String, keys: [String], values: Arguments, columns: String) throws -> Record? {
+        try findFirstRecord("SELECT \(columns) FROM \(SqlText.quote(table)) WHERE \(whereKeys(keys)) LIMIT 1", values)
+    }
+
+    private func whereKeys(_ keys: [String]) -> String {
+        keys.map { "\(SqlText.quote($0)) = ?" }.joined(separator: " AND ")
+    }
+
+    private func keyValues(of record: Record, keys: [String], table: String) throws -> [DatabaseValue] {
+        guard !keys.isEmpty else {
+            throw DicRecordError(.missingPrimaryKey, "no primary key column given for table '\(table)'", configName: configName)
+        }
+        return try keys.map { key in
+            guard let value = record.storedValue(key), value != .null else {
+                throw DicRecordError(.missingPrimaryKey,
+                    "the record has no value for primary key column '\(key)' of table '\(table)'", configName: configName)
+            }
+            return value
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a transaction on `connection`: BEGIN IMMEDIATE at the outermost level, a
+    /// SAVEPOINT when nested. Commits when `commit(result)` is true, rolls back otherwise or on a throw.
+    func inTransaction<T>(_ connection: Connection, _ body: () throws -> T, commit: (T) -> Bool) throws -> T {
+        let depth = connection.transactionDepth
+        let savepoint = "dicrecord_savepoint_\(depth)"
+        _ = try connection.run(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)", .none)
+        connection.transactionDepth += 1
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            connection.transactionDepth = depth
+            rollback(connection, depth: depth, savepoint: savepoint)
+            throw error
+        }
+        connection.transactionDepth = depth
+        guard commit(result) else {
+            rollback(connection, depth: depth, savepoint: savepoint)
+            return result
+        }
+        do {
+            _ = try connection.run(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)", .none)
+        } catch {
+            rollback(connection, depth: depth, savepoint: savepoint)
+            throw error
+        }
+        return result
+    }
+
+    private func rollback(_ connection: Connection, depth: Int, savepoint: String) {
+        // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
+        guard connection.isInTransaction else { return }
+        if depth == 0 {
+            _ = try? connection.run("ROLLBACK", .none)
+        } else {
+            _ = try? connection.run("ROLLBACK TO \(savepoint)", .none)
+            _ = try? connection.run("RELEASE \(savepoint)", .none)
+        }
+    }
+
+    func runTx(_ body: (Db) throws -> Bool) throws -> Bool {
+        try writing { connection in
+            try inTransaction(connection, { try body(self) }, commit: { $0 })
+        }
+    }
+
+    func runTransaction<T>(_ body: (Db) throws -> T) throws -> T {
+        try writing { connection in
+            try inTransaction(connection, { try body(self) }, commit: { _ in true })
+        }
+    }
+
+    /// Runs `statements` atomically (joining an enclosing transaction); returns rows changed by each.
+    func runBatch(_ statements: [Sql]) throws -> [Int] {
+        guard !statements.isEmpty else { return [] }
+        return try writing { connection in
+            try inTransaction(connection, {
+                try statements.map { try connection.run($0.sql, $0.arguments) }
+            }, commit: { _ in true })
+        }
+    }
+
+    func runBatch(_ sql: String, _ rows: [[DatabaseArgument]]) throws -> [Int] {
+        guard !rows.isEmpty else { return [] }
+        return try writing { connection in
+            try inTransaction(connection, {
+                try rows.map { try connection.run(sql, .positional($0)) }
+            }, commit: { _ in true })
+        }
+    }
+
+    func runBatchSave(_ table: String, _ records: [Record], primaryKey: String) throws -> [Int] {
+        guard !records.isEmpty else { return [] }
+        return try writing { connection in
+            try inTransaction(connection, {
+                try records.map { try saveRecord(table, $0, primaryKey: primaryKey) ? 1 : 0 }
+            }, commit: { _ in true })
+        }
+    }
+
+    func runBatchUpdate(_ table: String, _ records: [Record], primaryKey: String) throws -> [Int] {
+        guard !records.isEmpty else { return [] }
+        return try writing { connection in
+            try inTransaction(connection, {
+                try records.map { try updateRecord(table, $0, primaryKey: primaryKey) ? 1 : 0 }
+            }, commit: { _ in true })
+        }
+    }
+
+    // MARK: Pagination
+
+    func paginateRecords(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                         _ arguments: Arguments) throws -> Page<Record> {
+        try paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments) { sql in
+            try findRecords(sql, arguments)
+        }
+    }
+
+    /// JFinal's algorithm, fixed: a count that wraps the query (right for DISTINCT and GROUP BY),
+    /// no data query past the last page, count and page read in one read transaction.
+    func paginate<T>(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                     _ arguments: Arguments, fetch: (String) throws -> [T]) throws -> Page<T> {
+        guard pageNumber >= 1, pageSize >= 1 else {
+            throw DicRecordError(.invalidArgument, "pageNumber and pageSize must be at least 1 (got \(pageNumber), \(pageSize))",
+                                 sql: "\(select) \(sqlExceptSelect)", configName: configName)
+        }
+        let countSql = "SELECT count(*) FROM (\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect)))"
+        return try reading { connection in
+            let ownTransaction = !connection.isInTransaction
+            if ownTransaction { _ = try connection.run("BEGIN DEFERRED", .none) }
+            defer { if ownTransaction { _ = try? connection.run("COMMIT", .none) } }
+            let totalRow = try queryValues(countSql, arguments, as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
+            let totalPage = (totalRow + pageSize - 1) / pageSize
+            guard pageNumber <= totalPage else {
+                return Page(list: [], pageNumber: pageNumber, pageSize: pageSize, totalPage: totalPage, totalRow: totalRow)
+            }
+            let (offset, overflow) = (pageNumber - 1).multipliedReportingOverflow(by: pageSize)
+            guard !overflow else {
+                throw DicRecordError(.invalidArgument, "page \(pageNumber) of size \(pageSize) is out of range", configName: configName)
+            }
+            let list = try fetch("\(select) \(sqlExceptSelect) LIMIT \(pageSize) OFFSET \(offset)")
+            return Page(list: list, pageNumber: pageNumber, pageSize: pageSize, totalPage: totalPage, totalRow: totalRow)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import CSQLite
+
+/// Raw SQL on one config (PSDb / JFinal's Db): `Db.main`, `Db.use("backup")`, and static
+/// shortcuts such as `Db.find(...)` that run on main.
+///
+/// ```swift
+/// let teachers = try Db.use("backup").find("select * from teacher where age > ?", 40)
+/// let page = try Db.paginate(1, 10, "select *", "from student where name like ?", "张%")
+/// try Db.tx { db in
+///     try db.update("update account set balance = balance - ? where id = ?", 10, 1)
+///     try db.update("update account set balance = balance + ? where id = ?", 10, 2)
+///     return true
+/// }
+/// ```
+/// Every method throws; "not found" is nil or an empty array. A call made inside `tx`,
+/// `transaction`, `batch` or an `each` callback on the same config, from the same thread, joins
+/// the connection that call holds: it never waits for itself.
+public struct Db: Sendable {
+    /// The config name this handle was made for; nil means "main, whichever it is at call time".
+    public let configName: String?
+    private let registry: ContextRegistry
+
+    init(configName: String?, registry: ContextRegistry) {
+        self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
+        self.registry = registry
+    }
+
+    /// The main config's handle.
+    public static var main: Db { Db(configName: nil, registry: .active) }
+
+    /// The handle of config `configName` (nil or "" means main). An unknown name throws at
+    /// first use, listing the known names.
+    public static func use(_ configName: String?) -> Db {
+        Db(configName: configName, registry: .active)
+    }
+
+    /// The handle of config `configName` (nil or "" means main).
+    public func use(_ configName: String?) -> Db {
+        Db(configName: configName, registry: registry)
+    }
+
+    /// The context behind this handle.
+    public func context() throws -> DbContext {
+        try registry.context(named: configName)
+    }
+
+    func reading<T>(_ body: (Connection) throws -> T) throws -> T {
+        try context().pool().read(body)
+    }
+
+    func writing<T>(_ body: (Connection) throws -> T) throws -> T {
+        try context().pool().write(body)
+    }
+
+    /// Queries go to a reader unless they may write (INSERT ... RETURNING and the like).
+    func querying<T>(_ sql: String, _ body: (Connection) throws -> T) throws -> T {
+        SqlText.isRead(sql) ? try reading(body) : try writing(body)
+    }
+
+    // MARK: Implementations shared by the public overloads
+
+    func findRecords(_ sql: String, _ arguments: Arguments) throws -> [Record] {
+        try querying(sql) { connection in
+            try connection.withStatement(sql, arguments) { statement in
+                let layout = statement.rowLayout(registry: connection.registry)
+                var records: [Record] = []
+                while try connection.step(statement, arguments) {
+                    records.append(Record(layout: layout, values: statement.rowValues()))
+                }
+                return records
+            }
+        }
+    }
+
+    func findFirstRecord(_ sql: String, _ arguments: Arguments) throws -> Record? {
+        try querying(sql) { connection in
+            try connection.withStatement(sql, arguments) { statement in
+                guard try connection.step(statement, arguments) else { return nil }
+                return Record(layout: statement.rowLayout(registry: connection.registry), values: statement.rowValues())
+            }
+        }
+    }
+
+    func eachRecord(_ sql: String, _ arguments: Arguments, _ body: (Record) throws -> Bool) throws {
+        try querying(sql) { connection in
+            try connection.withStatement(sql, arguments) { statement in
+                let layout = statement.rowLayout(registry: connection.registry)
+                var record: Record?
+                while try connection.step(statement, arguments) {
+                    // Constant memory and no allocation per row: the record is refilled in place
+                    // unless the callback kept a reference to it.
+                    if var reusable = record, isKnownUniquelyReferenced(&reusable) {
+                        reusable.reload(layout: layout) { values in
+                            for i in 0..<statement.columnCount { values.append(statement.value(at: i)) }
+                        }
+                        record = reusable
+                    } else {
+                        record = Record(layout: layout, values: statement.rowValues())
+                    }
+                    guard let current = record, try body(current) else { return }
+                }
+            }
+        }
+    }
+
+    func queryValues<T>(_ sql: String, _ arguments: Arguments, as type: T.Type, limit: Int?) throws -> [T?] {
+        try querying(sql) { connection in
+            try connection.withStatement(sql, arguments) { statement in
+                guard statement.columnCount == 1 else {
+                    throw DicRecordError(.multipleColumns,
+                        "a single-column query returned \(statement.columnCount) columns; select exactly one",
+                        sql: sql, configName: connection.configName)
+                }
+                var values: [T?] = []
+                while try connection.step(statement, arguments) {
+                    let raw = statement.value(at: 0)
+                    if case .null = raw {
+                        values.append(nil)
+                    } else {
+                        do {
+                            values.append(try connection.registry.decode(raw, as: T.self))
+                        } catch let error as ConversionError {
+                            throw error.inColumn(statement.rowLayout(registry: connection.registry).names[0])
+                        }
+                    }
+                    if let limit, values.count >= limit { break }
+                }
+                return values
+            }
+        }
+    }
+
+    func updateRows(_ sql: String, _ arguments: Arguments) throws -> Int {
+        try writing { try $0.run(sql, arguments) }
+    }
+}
+
+extension Statement {
+    /// The current row's values in column order.
+    @inline(__always)
+    func rowValues() -> ContiguousArray<DatabaseValue> {
+        var values = ContiguousArray<DatabaseValue>()
+        values.reserveCapacity(Int(columnCount))
+        for i in 0..<columnCount { values.append(value(at: i)) }
+        return values
+    }
+}

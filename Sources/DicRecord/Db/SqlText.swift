@@ -1,0 +1,113 @@
+/// The little SQL text handling the library needs: quoting identifiers it writes, telling a
+/// read from a write, and finding a trailing ORDER BY outside strings, comments and parentheses.
+import Foundation
+
+enum SqlText {
+    /// `name` as a quoted SQL identifier: `order` → `"order"`, `a"b` → `"a""b"`.
+    static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The columns of a primary key declared as `"id"` or `"a, b"`.
+    static func keyColumns(_ primaryKey: String) -> [String] {
+        primaryKey.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// True when the statement starts with SELECT, WITH, VALUES or EXPLAIN: it can run on a reader.
+    static func isRead(_ sql: String) -> Bool {
+        var word = ""
+        for scalar in sql.unicodeScalars {
+            if scalar.properties.isWhitespace || scalar == "(" {
+                if word.isEmpty { continue }
+                break
+            }
+            word.unicodeScalars.append(scalar)
+            if word.count > 7 { return false }
+        }
+        switch word.lowercased() {
+        case "select", "with", "values", "explain": return true
+        default: return false
+        }
+    }
+
+    /// `sql` without a trailing top-level `ORDER BY …` (count queries don't need it), unless that
+    /// clause holds a placeholder, whose argument the count query must still bind.
+    static func removingTrailingOrderBy(_ sql: String) -> String {
+        let tokens = topLevelWords(sql)
+        guard let order = tokens.lastIndex(where: { $0.word == "order" }),
+              order + 1 < tokens.count, tokens[order + 1].word == "by" else { return sql }
+        let start = tokens[order].offset
+        let tail = sql.utf8[sql.utf8.index(sql.utf8.startIndex, offsetBy: start)...]
+        if hasPlaceholder(Substring(tail)) { return sql }
+        return String(decoding: Array(sql.utf8.prefix(start)), as: UTF8.self)
+    }
+
+    /// Lowercased words at parenthesis depth 0, outside strings and comments, with their UTF-8 offsets.
+    private static func topLevelWords(_ sql: String) -> [(word: String, offset: Int)] {
+        let bytes = Array(sql.utf8)
+        var words: [(String, Int)] = []
+        var i = 0, depth = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            switch b {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "`"):
+                i = skipQuoted(bytes, from: i, closing: b)
+            case UInt8(ascii: "["):
+                i = skipQuoted(bytes, from: i, closing: UInt8(ascii: "]"))
+            case UInt8(ascii: "-") where i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "-"):
+                while i < bytes.count && bytes[i] != UInt8(ascii: "\n") { i += 1 }
+            case UInt8(ascii: "/") where i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "*"):
+                i += 2
+                while i + 1 < bytes.count && !(bytes[i] == UInt8(ascii: "*") && bytes[i + 1] == UInt8(ascii: "/")) { i += 1 }
+                i += 2
+            case UInt8(ascii: "("): depth += 1; i += 1
+            case UInt8(ascii: ")"): depth -= 1; i += 1
+            default:
+                if isWordByte(b) {
+                    let start = i
+                    while i < bytes.count && isWordByte(bytes[i]) { i += 1 }
+                    if depth == 0 { words.append((String(decoding: bytes[start..<i], as: UTF8.self).lowercased(), start)) }
+                } else {
+                    i += 1
+                }
+            }
+        }
+        return words
+    }
+
+    private static func isWordByte(_ b: UInt8) -> Bool {
+        (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+            || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_") || b >= 0x80
+    }
+
+    private static func skipQuoted(_ bytes: [UInt8], from start: Int, closing: UInt8) -> Int {
+        var i = start + 1
+        while i < bytes.count {
+            if bytes[i] == closing {
+                // A doubled quote is an escaped quote inside the string.
+                if i + 1 < bytes.count && bytes[i + 1] == closing && closing != UInt8(ascii: "]") { i += 2; continue }
+                return i + 1
+            }
+            i += 1
+        }
+        return i
+    }
+
+    /// True when `text` holds `?`, `:name`, `@name` or `$name` outside strings.
+    private static func hasPlaceholder(_ text: Substring) -> Bool {
+        let bytes = Array(text.utf8)
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "'") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "`") {
+                i = skipQuoted(bytes, from: i, closing: b)
+                continue
+            }
+            if b == UInt8(ascii: "?") { return true }
+            if (b == UInt8(ascii: ":") || b == UInt8(ascii: "@") || b == UInt8(ascii: "$")),
+               i + 1 < bytes.count, isWordByte(bytes[i + 1]) { return true }
+            i += 1
+        }
+        return false
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+
+extension Record: Equatable, CustomStringConvertible {
+    /// Records are equal when they have the same columns (case-insensitive, in any order)
+    /// with equal stored values.
+    public static func == (lhs: Record, rhs: Record) -> Bool {
+        if lhs === rhs { return true }
+        let left = lhs.storedColumns, right = rhs.storedColumns
+        guard left.count == right.count else { return false }
+        for column in left {
+            guard let other = rhs.storedValue(column.name), other == column.value else { return false }
+        }
+        return true
+    }
+
+    /// `{id: 1, name: '张三', born: 1020873600.0}`, in column order.
+    public var description: String {
+        "{" + storedColumns.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "}"
+    }
+
+    /// Column names to current values (the converted or written value, else the stored one; nil for NULL).
+    public func toDictionary() -> [String: Any?] {
+        var result: [String: Any?] = [:]
+        for (i, name) in columnNames.enumerated() where result[name] == nil {
+            result[name] = self[i]
+        }
+        return result
+    }
+
+    /// A JSON object with the columns in order. Dates are ISO 8601 text, Data and BLOBs base64,
+    /// other converted values are written as they are stored.
+    public func toJSON() throws -> String {
+        var out = "{"
+        for (i, name) in columnNames.enumerated() {
+            if i > 0 { out += "," }
+            JSONText.appendString(name, to: &out)
+            out += ":"
+            try JSONText.appendValue(self[i], stored: storedColumns[i].value, column: name, to: &out)
+        }
+        return out + "}"
+    }
+
+    /// A record from a JSON object, columns in the object's order. Numbers become INTEGER when
+    /// whole and in range, REAL otherwise; nested arrays and objects are kept as JSON text.
+    /// ```swift
+    /// let r = try Record(json: #"{"name": "张三", "age": 14, "born": 1020873600}"#)
+    /// ```
+    public convenience init(json: String) throws {
+        let pairs = try JSONText.parseObject(json)
+        try self.init(pairs: pairs.map { ($0.0, $0.1 as Any?) }, registry: .shared)
+    }
+}
+
+/// A small JSON reader and writer that keeps the order of object keys (Foundation's does not).
+enum JSONText {
+    static func appendString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+
+    static func appendValue(_ value: Any?, stored: DatabaseValue, column: String, to out: inout String) throws {
+        switch value {
+        case let date as Date:
+            appendString(isoFormatter.string(from: date), to: &out)
+            return
+        case let data as Data:
+            appendString(data.base64EncodedString(), to: &out)
+            return
+        default:
+            break
+        }
+        switch stored {
+        case .null: out += "null"
+        case .integer(let v): out += String(v)
+        case .real(let v):
+            guard v.isFinite else {
+                throw DicRecordError(.invalidJSON, "column \"\(column)\" holds \(v), which JSON cannot represent")
+            }
+            out += String(v)
+        case .text(let s): appendString(s, to: &out)
+        case .blob(let d): appendString(d.base64EncodedString(), to: &out)
+        }
+    }
+
+    nonisolated(unsafe) static let isoFormatter: ISO8601DateFormatter = {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }()
+
+    /// The members of a top-level JSON object, in order, as Swift values
+    /// (`Int64`, `Double`, `String`, `Bool`, nil; nested containers as JSON text).
+    static func parseObject(_ text: String) throws -> [(String, (any Sendable)?)] {
+        var parser = Parser(bytes: Array(text.utf8))
+        parser.skipSpace()
+        guard parser.peek() == UInt8(ascii: "{") else { throw parser.error("expected a JSON object") }
+        parser.index += 1
+        var members: [(String, (any Sendable)?)] = []
+        parser.skipSpace()
+        if parser.peek() == UInt8(ascii: "}") {
+            parser.index += 1
+        } else {
+            while true {
+                parser.skipSpace()
+                let key = try parser.string()
+                parser.skipSpace()
+                try parser.expect(":")
+                parser.skipSpace()
+                members.append((key, try parser.value()))
+                parser.skipSpace()
+                if parser.peek() == UInt8(ascii: ",") { parser.index += 1; continue }
+                try parser.expect("}")
+                break
+            }
+        }
+        parser.skipSpace()
+        guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the object") }
+        return members
+    }
+
+    struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+
+        func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        func error(_ what: String) -> DicRecordError {
+            DicRecordError(.invalidJSON, "invalid JSON at byte \(index): \(what)")
+        }
+
+        mutating func skipSpace() {
+            while let b = peek(), b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { index += 1 }
+        }
+
+        mutating func expect(_ c: Unicode.Scalar) throws {
+            guard peek() == UInt8(ascii: c) else { throw error("expected '\(c)'") }
+            index += 1
+        }
+
+        mutating func literal(_ word: String) -> Bool {
+            let w = Array(word.utf8)
+            guard index + w.count <= bytes.count, Array(bytes[index..<index + w.count]) == w else { return false }
+            index += w.count
+            return true
+        }
+
+        mutating func value() throws -> (any Sendable)? {
+            guard let b = peek() else { throw error("expected a value") }
+            switch b {
+            case UInt8(ascii: "\""): return try string()
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let start = index
+                try skipContainer()
+                return String(decoding: bytes[start..<index], as: UTF8.self)
+            case UInt8(ascii: "t"): if literal("true") { return true }
+            case UInt8(ascii: "f"): if literal("false") { return false }
+            case UInt8(ascii: "n"): if literal("null") { return nil }
+            default: return try number()
+            }
+            throw error("unknown literal")
+        }
+
+        mutating func number() throws -> any Sendable {
+            let start = index
+            while let b = peek(), (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "-")
+                    || b == UInt8(ascii: "+") || b == UInt8(ascii: ".") || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") {
+                index += 1
+            }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            if let integer = Int64(text) { return integer }
+            if let real = Double(text), real.isFinite { return real }
+            index = start
+            throw error("expected a number")
+        }
+
+        mutating func skipContainer() throws {
+            var depth = 0
+            repeat {
+                guard let b = peek() else { throw error("unterminated array or object") }
+                switch b {
+                case UInt8(ascii: "\""): _ = try string(); continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+                default: break
+                }
+                index += 1
+            } while depth > 0
+        }
+
+        mutating func string() throws -> String {
+            try expect("\"")
+            var scalars = String.UnicodeScalarView()
+            var run = index
+            func flush(_ end: Int) { scalars.append(contentsOf: String(decoding: bytes[run..<end], as: UTF8.self).unicodeScalars) }
+            while true {
+                guard let b = peek() else { throw error("unterminated string") }
+                if b == UInt8(ascii: "\"") {
+                    flush(index)
+                    index += 1
+                    return String(scalars)
+                }
+                if b == UInt8(ascii: "\\") {
+                    flush(index)
+                    index += 1
+                    guard let e = peek() else { throw error("unterminated escape") }
+                    index += 1
+                    switch e {
+                    case UInt8(ascii: "\""): scalars.append("\"")
+                    case UInt8(ascii: "\\"): scalars.append("\\")
+                    case UInt8(ascii: "/"): scalars.append("/")
+                    case UInt8(ascii: "b"): scalars.append("\u{08}")
+                    case UInt8(ascii: "f"): scalars.append("\u{0C}")
+                    case UInt8(ascii: "n"): scalars.append("\n")
+                    case UInt8(ascii: "r"): scalars.append("\r")
+                    case UInt8(ascii: "t"): scalars.append("\t")
+                    case UInt8(ascii: "u"):
+                        var code = try hex4()
+                        if (0xD800..<0xDC00).contains(code) {
+                            guard literal("\\u") else { throw error("lone surrogate") }
+                            let low = try hex4()
+                            guard (0xDC00..<0xE000).contains(low) else { throw error("bad surrogate pair") }
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        guard let scalar = Unicode.Scalar(code) else { throw error("bad \\u escape") }
+                        scalars.append(scalar)
+                    default: throw error("bad escape")
+                    }
+                    run = index
+                    continue
+                }
+                if b < 0x20 { throw error("control character in string") }
+                index += 1
+            }
+        }
+
+        mutating func hex4() throws -> UInt32 {
+            guard index + 4 <= bytes.count, let v = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+                throw error("bad \\u escape")
+            }
+            index += 4
+            return v
+        }
+    }
+}

@@ -1,0 +1,319 @@
+import Foundation
+import Synchronization
+
+/// Anything DicRecord can bind as an argument: a value whose type has a converter, or nil for NULL.
+public typealias DatabaseArgument = (any Sendable)?
+
+/// An untyped row: ordered, case-insensitive columns whose values convert lazily.
+///
+/// ```swift
+/// let t = try Db.use("backup").findFirst("select * from teacher where id = ?", 11)!
+/// let name: String? = t.name          // typed read through the converters
+/// let born: Date? = t.born            // REAL -> Date on the first typed read, then kept
+/// t.age = 41                          // marks "age" modified
+/// try Db.use("backup").update("teacher", t)
+/// ```
+///
+/// Fetching copies SQLite's values and converts nothing. The first typed read of a column
+/// converts it and keeps the result; reading never marks a column modified. Typed reads never
+/// crash: NULL, a missing column or a bad value give nil (``get(_:as:)`` throws with the reason).
+/// A record may be read and written from several threads.
+@dynamicMemberLookup
+public final class Record: Sendable {
+    private let lock = Mutex<Void>(())
+    // Guarded by `lock`.
+    nonisolated(unsafe) private var layout: RowLayout
+    /// The stored value of each column, as SQLite has it or as it will be written.
+    nonisolated(unsafe) private var values: ContiguousArray<DatabaseValue>
+    /// Per-column Swift values and flags; nil until a column is converted or written.
+    nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
+
+    struct Cell {
+        /// The converted value of the first typed read, or the value written.
+        var swiftValue: Any?
+        var hasSwiftValue = false
+        var modified = false
+        /// Why the written value could not be encoded; thrown by the statement that would store it.
+        var encodingError: ConversionError?
+    }
+
+    init(layout: RowLayout, values: ContiguousArray<DatabaseValue>) {
+        self.layout = layout
+        self.values = values
+    }
+
+    /// An empty record; add columns by assigning them.
+    public convenience init() {
+        self.init(layout: RowLayout(names: [], registry: .shared), values: [])
+    }
+
+    /// A record with these columns in this order; each value goes through its converter.
+    /// ```swift
+    /// let r = try Record(["name": "Jack", "age": 40])
+    /// ```
+    public convenience init(_ columns: KeyValuePairs<String, Any?>) throws {
+        try self.init(pairs: columns.map { ($0.key, $0.value) }, registry: .shared)
+    }
+
+    /// A record with the columns of `dictionary` (in no particular order).
+    public convenience init(dictionary: [String: Any?]) throws {
+        try self.init(pairs: dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, registry: .shared)
+    }
+
+    convenience init(pairs: [(String, Any?)], registry: Converters) throws {
+        self.init(layout: RowLayout(names: [], registry: registry), values: [])
+        for (name, value) in pairs {
+            set(name, value)
+        }
+        try checkEncodable()
+    }
+
+    // MARK: Columns
+
+    /// Column names in SELECT (or insertion) order, as spelled there.
+    public var columnNames: [String] { lock.withLock { _ in layout.names } }
+
+    /// The number of columns.
+    public var columnCount: Int { lock.withLock { _ in values.count } }
+
+    /// Whether the record has `column` (case-insensitive).
+    public func hasColumn(_ column: String) -> Bool {
+        lock.withLock { _ in layout.position(of: column) != nil }
+    }
+
+    /// Columns written since the record was fetched or last saved, in column order.
+    public var modifiedColumns: [String] {
+        lock.withLock { _ in
+            guard let cells else { return [] }
+            return cells.indices.filter { cells[$0].modified }.map { layout.names[$0] }
+        }
+    }
+
+    /// Removes columns (and their modified flags).
+    public func remove(_ columns: String...) {
+        lock.withLock { _ in
+            removeColumns(Set(columns.compactMap { layout.position(of: $0) }))
+        }
+    }
+
+    /// Keeps only these columns.
+    public func keep(_ columns: String...) {
+        lock.withLock { _ in
+            let kept = Set(columns.compactMap { layout.position(of: $0) })
+            removeColumns(Set(values.indices).subtracting(kept))
+        }
+    }
+
+    /// Removes every column.
+    public func clear() {
+        lock.withLock { _ in removeColumns(Set(values.indices)) }
+    }
+
+    private func removeColumns(_ positions: Set<Int>) {
+        guard !positions.isEmpty else { return }
+        layout = layout.removing(at: positions)
+        values = ContiguousArray(values.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
+        if let old = cells {
+            cells = ContiguousArray(old.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
+        }
+    }
+
+    // MARK: Untyped access
+
+    /// The current value of `column`: the value written or converted, else the stored value
+    /// (`Int64`, `Double`, `String`, `Data`); nil for NULL or a missing column. Assigning marks
+    /// the column modified (and adds it when missing).
+    public subscript(column: String) -> Any? {
+        get {
+            lock.withLock { _ in
+                guard let i = layout.position(of: column) else { return nil }
+                return currentValue(at: i)
+            }
+        }
+        set { set(column, newValue) }
+    }
+
+    /// The current value at `index` in column order; nil when out of range.
+    public subscript(index: Int) -> Any? {
+        lock.withLock { _ in values.indices.contains(index) ? currentValue(at: index) : nil }
+    }
+
+    /// `record.name` reads (current value) and writes (marks modified) the column `name`.
+    public subscript(dynamicMember column: String) -> Any? {
+        get { self[column] }
+        set { set(column, newValue) }
+    }
+
+    private func currentValue(at i: Int) -> Any? {
+        if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue }
+        return values[i].storedValue
+    }
+
+    /// Writes `value` to `column` through its converter and marks the column modified.
+    /// A value with no converter is kept and reported by the statement that would store it.
+    public func set(_ column: String, _ value: Any?) {
+        let registry = lock.withLock { _ in layout.registry }
+        var encodingError: ConversionError?
+        let encoded: DatabaseValue
+        do {
+            encoded = try registry.encode(value)
+        } catch let error as ConversionError {
+            encoded = .null
+            encodingError = error.inColumn(column)
+        } catch {
+            encoded = .null
+            encodingError = ConversionError(kind: .invalidValue, column: column, value: String(describing: value),
+                                            targetType: "\(type(of: value))", reason: "\(error)")
+        }
+        let swiftValue = value.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
+        lock.withLock { _ in
+            let i = position(creating: column)
+            values[i] = encoded
+            var cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
+            cell.encodingError = encodingError
+            ensureCells()
+            cells![i] = cell
+        }
+    }
+
+    /// Writes a stored value without marking the column modified (generated ids, fetched data).
+    func put(_ column: String, _ value: DatabaseValue) {
+        lock.withLock { _ in
+            let i = position(creating: column)
+            values[i] = value
+            if cells != nil { cells![i] = Cell() }
+        }
+    }
+
+    private func position(creating column: String) -> Int {
+        if let i = layout.position(of: column) { return i }
+        layout = layout.appending(column)
+        values.append(.null)
+        cells?.append(Cell())
+        return values.count - 1
+    }
+
+    private func ensureCells() {
+        if cells == nil { cells = ContiguousArray(repeating: Cell(), count: values.count) }
+    }
+
+    // MARK: Typed access
+
+    /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
+    /// value that does not convert (``get(_:as:)`` says why).
+    public subscript<T>(dynamicMember column: String) -> T? {
+        try? get(column, as: T.self)
+    }
+
+    /// A typed read by name: `let n: String? = record["t_name"]`.
+    public subscript<T>(column: String) -> T? {
+        try? get(column, as: T.self)
+    }
+
+    /// A typed read by position in column order.
+    public subscript<T>(index: Int) -> T? {
+        try? get(index, as: T.self)
+    }
+
+    /// Reads `column` as `T`, throwing a ``ConversionError`` that names the column, the stored
+    /// value and `T` when the value does not convert, and ``DicRecordError`` when there is no such column.
+    /// NULL reads as nil when `T` is an Optional and throws otherwise.
+    public func get<T>(_ column: String, as type: T.Type = T.self) throws -> T {
+        let position = lock.withLock { _ in layout.position(of: column) }
+        guard let position else {
+            throw DicRecordError(.missingColumn, "no column \"\(column)\" in the record; it has \(columnNames)")
+        }
+        return try get(position, as: T.self)
+    }
+
+    /// Reads the column at `index` (column order) as `T`.
+    public func get<T>(_ index: Int, as type: T.Type = T.self) throws -> T {
+        let (raw, cached, registry) = lock.withLock { _ -> (DatabaseValue?, Any?, Converters) in
+            guard values.indices.contains(index) else { return (nil, nil, layout.registry) }
+            if let cells, cells[index].hasSwiftValue { return (values[index], cells[index].swiftValue, layout.registry) }
+            return (values[index], nil, layout.registry)
+        }
+        guard let raw else {
+            throw DicRecordError(.missingColumn, "no column at index \(index); the record has \(columnCount) columns")
+        }
+        if let cached, let typed = cached as? T { return typed }
+        do {
+            let decoded: T = try registry.decode(raw)
+            if cached == nil, !registry.isCheap(T.self) {
+                lock.withLock { _ in
+                    guard values.indices.contains(index), values[index] == raw else { return }
+                    ensureCells()
+                    if !cells![index].hasSwiftValue {
+                        cells![index].swiftValue = decoded
+                        cells![index].hasSwiftValue = true
+                    }
+                }
+            }
+            return decoded
+        } catch let error as ConversionError {
+            // `T` with no converter of its own (Any, any Sendable, a protocol): the current value if it is one.
+            if error.kind == .noConverter, let current = (cached ?? raw.storedValue) as? T { return current }
+            throw error.inColumn(lock.withLock { _ in layout.names.indices.contains(index) ? layout.names[index] : "#\(index)" })
+        }
+    }
+
+    // MARK: Internals for Db and Model
+
+    /// Column names and stored values, in column order.
+    var storedColumns: [(name: String, value: DatabaseValue)] {
+        lock.withLock { _ in Array(zip(layout.names, values)) }
+    }
+
+    /// The stored value of `column`, or nil when there is no such column.
+    func storedValue(_ column: String) -> DatabaseValue? {
+        lock.withLock { _ in layout.position(of: column).map { values[$0] } }
+    }
+
+    /// Modified columns with their stored values, throwing the first encoding error.
+    func modifiedStoredColumns() throws -> [(name: String, value: DatabaseValue)] {
+        try lock.withLock { _ in
+            guard let cells else { return [] }
+            return try cells.indices.filter { cells[$0].modified }.map { i in
+                if let error = cells[i].encodingError { throw error }
+                return (layout.names[i], values[i])
+            }
+        }
+    }
+
+    /// Throws the first value that could not be encoded.
+    func checkEncodable() throws {
+        try lock.withLock { _ in
+            if let error = cells?.lazy.compactMap(\.encodingError).first { throw error }
+        }
+    }
+
+    /// Clears the modified flags (after a successful save or update).
+    func clearModified() {
+        lock.withLock { _ in
+            guard cells != nil else { return }
+            for i in cells!.indices { cells![i].modified = false }
+        }
+    }
+
+    /// Overwrites the stored values in place and forgets converted values (see `Db.eachRecord`).
+    func reload(layout: RowLayout, _ fill: (inout ContiguousArray<DatabaseValue>) -> Void) {
+        lock.withLock { _ in
+            self.layout = layout
+            values.removeAll(keepingCapacity: true)
+            fill(&values)
+            cells = nil
+        }
+    }
+
+    /// The registry typed reads use.
+    var registry: Converters { lock.withLock { _ in layout.registry } }
+}
+
+/// Lets `Record.set` keep the wrapped value of an Optional passed as `Any?`.
+protocol OptionalProtocol {
+    var unwrapped: Any? { get }
+}
+
+extension Optional: OptionalProtocol {
+    var unwrapped: Any? { self.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 } }
+}

@@ -1,0 +1,167 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection. DicRecord's pool gives it to one thread at a time; the
+/// `Db.execute { connection in … }` escape hatch hands it to you for the closure's duration only.
+public final class Connection: @unchecked Sendable {
+    /// The config this connection belongs to.
+    public let configName: String
+    /// The raw `sqlite3*`, for C API calls DicRecord does not wrap. Valid until the context stops.
+    public let sqliteHandle: OpaquePointer
+    let registry: Converters
+    let tracer: SqlTracer
+    private var cache: StatementCache
+    /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
+    var transactionDepth = 0
+    private var isClosed = false
+
+    init(path: String, flags: Int32, configName: String, registry: Converters, tracer: SqlTracer,
+         busyTimeout: Double, statementCacheSize: Int) throws {
+        var db: OpaquePointer?
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let error = DatabaseError(code: code, db: db, sql: nil, configName: configName)
+            sqlite3_close_v2(db)
+            throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
+                                message: "cannot open \(path): \(error.message)", configName: configName)
+        }
+        sqliteHandle = db
+        self.configName = configName
+        self.registry = registry
+        self.tracer = tracer
+        cache = StatementCache(capacity: statementCacheSize)
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(max(0, min(busyTimeout * 1000, Double(Int32.max)))))
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        cache.removeAll()
+        sqlite3_close_v2(sqliteHandle)
+    }
+
+    /// The rowid of the last successful INSERT on this connection.
+    public var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(sqliteHandle) }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+    public var changes: Int { Int(sqlite3_changes64(sqliteHandle)) }
+
+    /// True between BEGIN and COMMIT/ROLLBACK.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(sqliteHandle) == 0 }
+
+    /// Runs one or more SQL statements without arguments (DDL, PRAGMA, scripts).
+    public func execute(_ sql: String) throws {
+        let start = tracer.isEnabled ? ContinuousClock.now : nil
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(sqliteHandle, sql, nil, nil, &message)
+        if let start { tracer.record(sql: sql, arguments: [], configName: configName, duration: .now - start) }
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(sqliteHandle))
+            sqlite3_free(message)
+            throw DatabaseError(resultCode: code, extendedResultCode: sqlite3_extended_errcode(sqliteHandle),
+                                message: text, sql: sql, configName: configName)
+        }
+    }
+
+    /// Runs `body` with the statement for `sql` bound to `arguments`, then resets it.
+    /// Cached statements are reused; one already in use (a reentrant call) gets a fresh one.
+    func withStatement<T>(_ sql: String, _ arguments: Arguments, _ body: (Statement) throws -> T) throws -> T {
+        let statement = try acquire(sql)
+        defer {
+            statement.reset()
+            statement.inUse = false
+        }
+        try statement.bind(arguments, registry: registry, configName: configName)
+        guard tracer.isEnabled else { return try body(statement) }
+        let start = ContinuousClock.now
+        defer {
+            tracer.record(sql: sql, arguments: statement.describe(arguments, registry: registry),
+                          configName: configName, duration: .now - start)
+        }
+        return try body(statement)
+    }
+
+    /// Steps `statement` once: true when a row is ready, false when done.
+    @inline(__always)
+    func step(_ statement: Statement, _ arguments: Arguments) throws -> Bool {
+        let code = sqlite3_step(statement.handle)
+        if code == SQLITE_ROW { return true }
+        if code == SQLITE_DONE { return false }
+        throw error(code, statement, arguments)
+    }
+
+    /// Runs a statement that returns no rows to completion; returns the number of rows changed.
+    func run(_ sql: String, _ arguments: Arguments) throws -> Int {
+        try withStatement(sql, arguments) { statement in
+            while try step(statement, arguments) {}
+            return changes
+        }
+    }
+
+    func error(_ code: Int32, _ statement: Statement, _ arguments: Arguments) -> DatabaseError {
+        DatabaseError(code: code, db: sqliteHandle, sql: statement.sql,
+                      arguments: statement.describe(arguments, registry: registry), configName: configName)
+    }
+
+    private func acquire(_ sql: String) throws -> Statement {
+        if let cached = cache.statement(for: sql), !cached.inUse {
+            cached.inUse = true
+            return cached
+        }
+        let canCache = cache.statement(for: sql) == nil
+        let statement = try prepare(sql, cached: canCache)
+        if canCache { cache.insert(statement) }
+        statement.inUse = true
+        return statement
+    }
+
+    private func prepare(_ sql: String, cached: Bool) throws -> Statement {
+        var handle: OpaquePointer?
+        var tail: UnsafePointer<CChar>?
+        let code = sql.withCString { text in
+            let result = sqlite3_prepare_v3(sqliteHandle, text, -1, cached ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &handle, &tail)
+            if result == SQLITE_OK, let tail, tail.pointee != 0, !Self.isBlank(tail) {
+                sqlite3_finalize(handle)
+                handle = nil
+                return Int32(-1)
+            }
+            return result
+        }
+        if code == -1 {
+            throw DicRecordError(.multipleStatements, "the SQL holds more than one statement; run each separately or use batch",
+                                 sql: sql, configName: configName)
+        }
+        guard code == SQLITE_OK else {
+            throw DatabaseError(code: code, db: sqliteHandle, sql: sql, configName: configName)
+        }
+        guard let handle else {
+            throw DicRecordError(.invalidArgument, "the SQL holds no statement", sql: sql, configName: configName)
+        }
+        return Statement(handle: handle, sql: sql, isCached: cached)
+    }
+
+    /// True when `tail` holds only white space, semicolons and comments.
+    private static func isBlank(_ tail: UnsafePointer<CChar>) -> Bool {
+        var p = tail
+        while p.pointee != 0 {
+            let c = UInt8(bitPattern: p.pointee)
+            if c == UInt8(ascii: " ") || c == UInt8(ascii: "\n") || c == UInt8(ascii: "\t") || c == UInt8(ascii: "\r") || c == UInt8(ascii: ";") {
+                p += 1
+            } else if c == UInt8(ascii: "-"), (p + 1).pointee == CChar(UInt8(ascii: "-")) {
+                while p.pointee != 0, p.pointee != CChar(UInt8(ascii: "\n")) { p += 1 }
+            } else if c == UInt8(ascii: "/"), (p + 1).pointee == CChar(UInt8(ascii: "*")) {
+                p += 2
+                while p.pointee != 0, !(p.pointee == CChar(UInt8(ascii: "*")) && (p + 1).pointee == CChar(UInt8(ascii: "/"))) { p += 1 }
+                if p.pointee != 0 { p += 2 }
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+}

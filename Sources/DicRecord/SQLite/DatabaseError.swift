@@ -1,0 +1,99 @@
+import CSQLite
+
+/// An error SQLite reported: its result codes and message, with the SQL, the arguments and the
+/// config that were involved.
+///
+/// ```swift
+/// do { try Db.update("insert into student(id) values (?)", 1) }
+/// catch let error as DatabaseError where error.resultCode == 19 { /* SQLITE_CONSTRAINT */ }
+/// ```
+/// See <https://www.sqlite.org/rescode.html>.
+public struct DatabaseError: Error, Sendable, CustomStringConvertible {
+    /// The primary result code (`SQLITE_CONSTRAINT` is 19, `SQLITE_BUSY` 5, ...).
+    public let resultCode: Int32
+    /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE` is 2067, ...).
+    public let extendedResultCode: Int32
+    /// SQLite's message.
+    public let message: String
+    /// The statement that failed, if any.
+    public let sql: String?
+    /// The arguments bound to it, in parameter order.
+    public let arguments: [DatabaseValue]
+    /// The config (context) name the statement ran on.
+    public let configName: String?
+    /// The byte offset in `sql` that SQLite blames, when it says (syntax errors).
+    public let errorOffset: Int?
+
+    init(resultCode: Int32, extendedResultCode: Int32? = nil, message: String, sql: String? = nil,
+         arguments: [DatabaseValue] = [], configName: String? = nil, errorOffset: Int? = nil) {
+        self.resultCode = resultCode & 0xff
+        self.extendedResultCode = extendedResultCode ?? resultCode
+        self.message = message
+        self.sql = sql
+        self.arguments = arguments
+        self.configName = configName
+        self.errorOffset = errorOffset
+    }
+
+    /// The error SQLite holds for `db` after `code`.
+    init(code: Int32, db: OpaquePointer?, sql: String?, arguments: [DatabaseValue] = [], configName: String?) {
+        let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+        let extended = db.map { sqlite3_extended_errcode($0) } ?? code
+        let offset = db.map { Int(sqlite3_error_offset($0)) }.flatMap { $0 >= 0 ? $0 : nil }
+        self.init(resultCode: code, extendedResultCode: extended, message: message, sql: sql,
+                  arguments: arguments, configName: configName, errorOffset: offset)
+    }
+
+    /// The name of the result code, like `SQLITE_CONSTRAINT`.
+    public var codeName: String { String(cString: sqlite3_errstr(extendedResultCode)) }
+
+    public var description: String {
+        var text = "SQLite error \(extendedResultCode) (\(codeName)): \(message)"
+        if let sql { text += "; SQL: \(sql)" }
+        if let errorOffset { text += " (at offset \(errorOffset))" }
+        if !arguments.isEmpty { text += "; arguments: [\(arguments.map(\.description).joined(separator: ", "))]" }
+        if let configName { text += "; config: \(configName)" }
+        return text
+    }
+}
+
+/// A misuse of the library or an input it refuses: an unknown config, a wrong argument count,
+/// a value it cannot store, a page number below 1, a write to a readonly context, ...
+public struct DicRecordError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case unknownConfig
+        case duplicateConfig
+        case notStarted
+        case readonly
+        case argumentCount
+        case unsupportedArgument
+        case invalidArgument
+        case multipleColumns
+        case missingColumn
+        case missingPrimaryKey
+        case invalidJSON
+        case busy
+        case multipleStatements
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// The SQL involved, if any.
+    public let sql: String?
+    /// The config involved, if any.
+    public let configName: String?
+
+    init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.sql = sql
+        self.configName = configName
+    }
+
+    public var description: String {
+        var text = message
+        if let sql { text += "; SQL: \(sql)" }
+        if let configName { text += "; config: \(configName)" }
+        return text
+    }
+}

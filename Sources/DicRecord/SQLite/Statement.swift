@@ -1,0 +1,190 @@
+import CSQLite
+import Foundation
+
+/// SQLite's "let SQLite copy the bytes" destructor.
+let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// The arguments of one statement: positional (`?`, `?NNN`) or named (`:name`, `@name`, `$name`).
+enum Arguments: Sendable {
+    case positional([DatabaseArgument])
+    case named([String: DatabaseArgument])
+    /// Values already encoded (the library's own INSERT/UPDATE): bound as they are.
+    case values([DatabaseValue])
+
+    static let none = Arguments.positional([])
+
+    var isEmpty: Bool {
+        switch self {
+        case .positional(let values): values.isEmpty
+        case .named(let values): values.isEmpty
+        case .values(let values): values.isEmpty
+        }
+    }
+}
+
+/// A prepared statement. Owned by one connection and used by one caller at a time
+/// (`inUse` guards the cached ones against reentrant use).
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    let columnCount: Int32
+    let parameterCount: Int32
+    let isCached: Bool
+    var inUse = false
+    var lastUsed: UInt64 = 0
+    /// The column layout shared by every record this statement produces, rebuilt when SQLite re-prepares.
+    private var layout: RowLayout?
+    private var layoutReprepareCount: Int32 = 0
+
+    init(handle: OpaquePointer, sql: String, isCached: Bool) {
+        self.handle = handle
+        self.sql = sql
+        self.isCached = isCached
+        columnCount = sqlite3_column_count(handle)
+        parameterCount = sqlite3_bind_parameter_count(handle)
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// The layout for the current result columns; computed once and shared by all rows.
+    func rowLayout(registry: Converters) -> RowLayout {
+        let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let layout, reprepares == layoutReprepareCount, layout.registry === registry { return layout }
+        let count = sqlite3_column_count(handle)
+        var names: [String] = []
+        names.reserveCapacity(Int(count))
+        for i in 0..<count {
+            names.append(sqlite3_column_name(handle, i).map { String(cString: $0) } ?? "column\(i + 1)")
+        }
+        let made = RowLayout(names: names, registry: registry)
+        layout = made
+        layoutReprepareCount = reprepares
+        return made
+    }
+
+    /// The current row's value at `index`, copied out of SQLite (text keeps embedded NULs).
+    @inline(__always)
+    func value(at index: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT:
+            return .real(sqlite3_column_double(handle, index))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(handle, index) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(handle, index))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default:
+            return .null
+        }
+    }
+
+    /// Binds `arguments`, checking that they match the statement's placeholders exactly.
+    func bind(_ arguments: Arguments, registry: Converters, configName: String) throws {
+        switch arguments {
+        case .values(let values):
+            try checkCount(values.count, configName: configName)
+            for (offset, value) in values.enumerated() { bind(value, at: Int32(offset + 1)) }
+        case .positional(let values):
+            try checkCount(values.count, configName: configName)
+            for (offset, value) in values.enumerated() {
+                try bind(value, at: Int32(offset + 1), registry: registry, configName: configName)
+            }
+        case .named(let values):
+            var usedKeys = Set<String>()
+            for index in Int32(1)..<(parameterCount + 1) {
+                guard let cName = sqlite3_bind_parameter_name(handle, index) else {
+                    throw DicRecordError(.argumentCount, "parameter \(index) is positional but named arguments were given",
+                                         sql: sql, configName: configName)
+                }
+                let fullName = String(cString: cName)
+                let bareName = String(fullName.dropFirst())
+                guard let key = values[bareName] != nil ? bareName : (values[fullName] != nil ? fullName : nil) else {
+                    throw DicRecordError(.argumentCount, "no argument for parameter \(fullName)", sql: sql, configName: configName)
+                }
+                usedKeys.insert(key)
+                try bind(values[key] ?? nil, at: index, registry: registry, configName: configName)
+            }
+            if usedKeys.count != values.count {
+                let unused = values.keys.filter { !usedKeys.contains($0) }.sorted()
+                throw DicRecordError(.argumentCount, "arguments \(unused) match no parameter of the SQL",
+                                     sql: sql, configName: configName)
+            }
+        }
+    }
+
+    private func checkCount(_ count: Int, configName: String) throws {
+        guard count != Int(parameterCount) else { return }
+        throw DicRecordError(.argumentCount,
+            "the SQL has \(parameterCount) parameter\(parameterCount == 1 ? "" : "s") but \(count) argument\(count == 1 ? " was" : "s were") given",
+            sql: sql, configName: configName)
+    }
+
+    private func bind(_ argument: DatabaseArgument, at index: Int32, registry: Converters, configName: String) throws {
+        let value: DatabaseValue
+        do {
+            value = try registry.encode(argument)
+        } catch let error as ConversionError {
+            throw DicRecordError(.unsupportedArgument, "argument \(index): \(error)", sql: sql, configName: configName)
+        }
+        bind(value, at: index)
+    }
+
+    func bind(_ value: DatabaseValue, at index: Int32) {
+        switch value {
+        case .null:
+            sqlite3_bind_null(handle, index)
+        case .integer(let v):
+            sqlite3_bind_int64(handle, index, v)
+        case .real(let v):
+            sqlite3_bind_double(handle, index, v)
+        case .text(var s):
+            _ = s.withUTF8 { buffer in
+                // An empty buffer may have no base address, and a NULL pointer would bind NULL.
+                if let base = buffer.baseAddress, buffer.count > 0 {
+                    sqlite3_bind_text64(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
+                                        UInt64(buffer.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
+                } else {
+                    sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT)
+                }
+            }
+        case .blob(let data):
+            if data.isEmpty {
+                // bind_blob with no bytes would bind NULL: an empty blob must stay a blob.
+                sqlite3_bind_zeroblob(handle, index, 0)
+            } else {
+                data.withUnsafeBytes { bytes in
+                    _ = sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), SQLITE_TRANSIENT)
+                }
+            }
+        }
+    }
+
+    /// The arguments as they would be bound, for logs and error messages (unencodable ones show as NULL).
+    func describe(_ arguments: Arguments, registry: Converters) -> [DatabaseValue] {
+        switch arguments {
+        case .values(let values):
+            return values
+        case .positional(let values):
+            return values.map { (try? registry.encode($0)) ?? .null }
+        case .named(let values):
+            return (0..<Int(parameterCount)).map { i in
+                guard let cName = sqlite3_bind_parameter_name(handle, Int32(i + 1)) else { return .null }
+                let full = String(cString: cName)
+                let value = values[String(full.dropFirst())] ?? values[full] ?? nil
+                return (try? registry.encode(value)) ?? .null
+            }
+        }
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+}

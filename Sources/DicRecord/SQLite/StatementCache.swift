@@ -1,0 +1,40 @@
+/// A bounded LRU cache of prepared statements keyed by SQL text, so that a plain SQL string
+/// passed again is not prepared again (preparing costs 5–20 µs; a cached lookup well under 1 µs).
+struct StatementCache {
+    private var statements: [String: Statement] = [:]
+    private var clock: UInt64 = 0
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    var count: Int { statements.count }
+
+    /// The cached statement for `sql`, marked as just used; nil when absent.
+    mutating func statement(for sql: String) -> Statement? {
+        guard let statement = statements[sql] else { return nil }
+        clock &+= 1
+        statement.lastUsed = clock
+        return statement
+    }
+
+    /// Caches `statement`, evicting the least recently used idle statement when full.
+    mutating func insert(_ statement: Statement) {
+        guard capacity > 0 else { return }
+        if statements.count >= capacity {
+            // A linear scan on insertion only: capacity is small and lookups stay O(1).
+            if let victim = statements.values.filter({ !$0.inUse }).min(by: { $0.lastUsed < $1.lastUsed }) {
+                statements[victim.sql] = nil
+            }
+        }
+        clock &+= 1
+        statement.lastUsed = clock
+        statements[statement.sql] = statement
+    }
+
+    /// Drops every statement not in use (they finalize when released).
+    mutating func removeAll() {
+        statements = statements.filter { $0.value.inUse }
+    }
+}

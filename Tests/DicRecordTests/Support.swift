@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+/// A fresh database for one test: a temporary folder, an isolated context registry (so tests
+/// running in parallel never share "main"), and a context named "main" started in it. Every
+/// statement the context runs is recorded in `statements`.
+final class TestDatabase: Sendable {
+    let folder: URL
+    let context: DbContext
+    private let log = SqlLog()
+
+    var path: String { context.path }
+    var db: Db { Db.use(context.configName) }
+    var statements: [String] { log.statements }
+
+    init(configName: String = "main", options: DbContext.Options = DbContext.Options(), inMemory: Bool = false) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-tests-\(UUID().uuidString)")
+        var options = options
+        let log = self.log
+        let previous = options.onSql
+        options.onSql = { trace in
+            log.append(trace.sql)
+            previous?(trace)
+        }
+        context = inMemory
+            ? try DbContext.inMemory(configName: configName, options: options)
+            : try DbContext(path: folder.appendingPathComponent("db/test.sqlite").path, configName: configName, options: options)
+    }
+
+    /// Runs `body` inside an isolated registry with the context started, then stops it and
+    /// removes the folder.
+    func run<T>(_ body: (TestDatabase) throws -> T) throws -> T {
+        try DbContext.withIsolatedRegistry {
+            try context.start()
+            defer {
+                context.stop()
+                try? FileManager.default.removeItem(at: folder)
+            }
+            return try body(self)
+        }
+    }
+
+    func clearLog() { log.clear() }
+}
+
+/// Convenience: `try withDatabase { t in ... }`.
+func withDatabase<T>(configName: String = "main", options: DbContext.Options = DbContext.Options(), inMemory: Bool = false,
+                     _ body: (TestDatabase) throws -> T) throws -> T {
+    try TestDatabase(configName: configName, options: options, inMemory: inMemory).run(body)
+}
+
+final class SqlLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ sql: String) { lock.lock(); items.append(sql); lock.unlock() }
+    func clear() { lock.lock(); items.removeAll(); lock.unlock() }
+    var statements: [String] { lock.lock(); defer { lock.unlock() }; return items }
+}
