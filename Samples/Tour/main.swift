@@ -1,29 +1,117 @@
+// The DicRecord tour: `swift run tour` runs it on a temporary folder; `swift run tour DIR`
+// keeps the databases in DIR so you can open them with the sqlite3 CLI afterwards.
 import DicRecord
 import Foundation
-let dir = FileManager.default.temporaryDirectory.appendingPathComponent("smoke-\(UUID())")
-let ctx = try DbContext(path: dir.appendingPathComponent("db/main.sqlite").path)
-try ctx.start()
-try Db.update("create table student(id integer primary key autoincrement, name text, age integer, born real)")
-try Db.batch("insert into student(name, age, born) values (?, ?, ?)", (0..<20).map { ["张\($0)", $0, Date(timeIntervalSince1970: 1_000_000 + Double($0))] })
-let rows = try Db.find("select * from student where age > ?", 15)
-print(rows.count, rows.first as Any)
-let r = rows[0]
-let name: String? = r.name
-let born: Date? = r.born
-print(name as Any, born as Any, r.name as Any, r.columnNames)
-r.age = 99
-print(r.modifiedColumns, try Db.update("student", r), try Db.queryInt("select age from student where id = ?", r.id))
-let page = try Db.paginate(2, 10, "select *", "from student order by id")
-print(page.totalRow, page.totalPage, page.list.count, page.isLastPage)
-let ok = try Db.tx { db in try db.update("delete from student"); return false }
-print(ok, try Db.queryInt("select count(*) from student") as Any)
-do { try Db.find("selec x") } catch { print(error) }
-do { try Db.find("select * from student where id = ?") } catch { print(error) }
-do { _ = try Db.use("nope").find("select 1") } catch { print(error) }
-let n = try Record(["name": "Jack", "age": 40, "when": Date(timeIntervalSince1970: 0)])
-print(n, try n.toJSON())
-print(try Record(json: #"{"name": "张三", "age": 14, "born": 1020873600, "tags": [1,2]}"#))
-var count = 0
-try Db.each("select * from student") { _ in count += 1; return true }
-print("each", count)
-ctx.stop()
+
+/// A user type with its own converter: money stored as INTEGER cents, never as a lossy REAL.
+struct Money: Sendable, Equatable, CustomStringConvertible {
+    var cents: Int64
+    var description: String { String(format: "¥%.2f", Double(cents) / 100) }
+}
+
+struct MoneyConverter: TypeConverter {
+    var storageType: StorageType { .integer }
+    func encode(_ value: Money) throws -> DatabaseValue { .integer(value.cents) }
+    func decode(_ value: DatabaseValue) throws -> Money {
+        guard case .integer(let cents) = value else {
+            throw ConversionError.cannotDecode(value, to: Money.self, "expected INTEGER cents")
+        }
+        return Money(cents: cents)
+    }
+}
+
+func say(_ text: String) { print("\n▸ " + text) }
+
+let arguments = CommandLine.arguments.dropFirst()
+let keep = arguments.first.map { URL(fileURLWithPath: $0) }
+let folder = keep ?? FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-tour-\(UUID().uuidString)")
+defer { if keep == nil { try? FileManager.default.removeItem(at: folder) } }
+
+do {
+    say("Two contexts: 'main' and 'backup', each its own SQLite file (folders are created).")
+    let main = try DbContext(path: folder.appendingPathComponent("db/database.sqlite").path)
+    let backup = try DbContext(path: folder.appendingPathComponent("db/backup.sqlite").path, configName: "backup")
+    try main.start()
+    try backup.start()
+    print("  main is", main.path)
+    print("  backup is", backup.path)
+
+    say("Converters: Date, URL, Color are built in; Money gets a converter of our own.")
+    Converters.register(MoneyConverter())
+    try Db.update("""
+        create table teacher(id integer primary key autoincrement, name text not null, born real,
+                             homepage text, favorite integer, salary integer)
+        """)
+    let born = Date(timeIntervalSince1970: 1_020_873_600)  // 2002-05-08
+    try Db.update("insert into teacher(name, born, homepage, favorite, salary) values (?, ?, ?, ?, ?)",
+                  "张老师", born, URL(string: "https://example.com/张"), Color(red: 200, green: 30, blue: 30), Money(cents: 1_234_567))
+    let stored = try Db.findFirst("select typeof(born) born, typeof(homepage) homepage, typeof(favorite) favorite, typeof(salary) salary from teacher")
+    print("  stored as:", stored?.description ?? "-")
+
+    say("Records: untyped rows, typed on read. Nothing converts until you ask.")
+    if let t = try Db.findFirst("select * from teacher where name = ?", "张老师") {
+        let name: String? = t.name
+        let date: Date? = t.born
+        let home: URL? = t.homepage
+        let color: Color? = t.favorite
+        let salary: Money? = t.salary
+        print("  name:", name ?? "-", "| born:", date.map { "\($0)" } ?? "-", "| homepage:", home?.absoluteString ?? "-")
+        print("  favorite:", color.map { "rgba(\($0.red), \($0.green), \($0.blue), \($0.alpha))" } ?? "-", "| salary:", salary?.description ?? "-")
+        t.salary = Money(cents: 1_500_000)
+        print("  modified after a raise:", t.modifiedColumns)
+        try Db.update("teacher", t)
+        print("  saved; salary is now", try Db.queryFirst("select salary from teacher where id = ?", t.id, as: Money.self)?.description ?? "-")
+    }
+
+    say("A batch of 3,000 inserts, atomic, in one transaction.")
+    try Db.update("create table student(id integer primary key autoincrement, name text, age integer, teacher_id integer)")
+    let rows: [[DatabaseArgument]] = (0..<3_000).map { i in ["学生\(i)", 10 + i % 10, 1] }
+    let started = Date()
+    let counts = try Db.batch("insert into student(name, age, teacher_id) values (?, ?, ?)", rows)
+    print("  inserted \(counts.reduce(0, +)) rows in \(String(format: "%.1f", Date().timeIntervalSince(started) * 1000)) ms")
+
+    say("find, findFirst and paginate, in the PSDb/JFinal style.")
+    let teens = try Db.find("select * from student where age between ? and ? limit 3", 13, 15)
+    print("  first three aged 13–15:", teens.compactMap { $0.name as String? })
+    let first = try Db.findFirst("select s.*, t.name t_name from student s join teacher t on s.teacher_id = t.id")
+    print("  a join:", first?.name ?? "-", "taught by", first?["t_name"] ?? "-")
+    let page = try Db.paginate(3, 20, "select *", "from student where name like ? order by id", "学生1%")
+    print("  page \(page.pageNumber) of \(page.totalPage), \(page.totalRow) rows in all, \(page.list.count) here; last page? \(page.isLastPage)")
+
+    say("A transaction that changes its mind: everything inside rolls back.")
+    let before = try Db.queryInt("select count(*) from student") ?? 0
+    try Db.tx { db in
+        try db.update("delete from student where age < ?", 15)
+        print("  inside: \(try db.queryInt("select count(*) from student") ?? 0) students left")
+        return false
+    }
+    print("  after rollback: \(try Db.queryInt("select count(*) from student") ?? 0) (was \(before))")
+
+    say("Db.use(\"backup\"): the same API on another config.")
+    try Db.use("backup").update("create table teacher(id integer primary key, name text, age integer)")
+    let copy = try Record(["id": 11, "name": "李老师", "age": 40])
+    try Db.use("backup").save("teacher", copy)
+    if let t = try Db.use("backup").findFirst("select * from teacher where id = ?", 11) {
+        print("  backup has:", t, "| JSON:", try t.toJSON())
+    }
+    print("  main has \(try Db.queryInt("select count(*) from teacher") ?? 0) teacher(s); backup has \(try Db.use("backup").queryInt("select count(*) from teacher") ?? 0)")
+
+    say("Bad input is a thrown error that says where, never a crash.")
+    do {
+        _ = try Db.find("select * from student where age > ? and name = ?", 1)
+    } catch {
+        print("  \(error)")
+    }
+    do {
+        _ = try Db.use("nope").find("select 1")
+    } catch {
+        print("  \(error)")
+    }
+
+    backup.stop()
+    main.stop()
+    say("Done." + (keep != nil ? " The databases are in \(folder.path)/db." : ""))
+} catch {
+    print("tour failed: \(error)")
+    exit(1)
+}
