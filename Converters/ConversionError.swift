@@ -48,6 +48,11 @@ public struct ConversionError: Error, Sendable, CustomStringConvertible {
                         reason: "no converter is registered for this type; register one with Converters.register(_:)")
     }
 
+    /// The same error, naming `target` as the type that was asked for (converters built on others).
+    public func retargeted(to target: Any.Type) -> ConversionError {
+        ConversionError(kind: kind, column: column, value: value, targetType: String(reflecting: target), reason: reason)
+    }
+
     /// The same error, naming `column`.
     public func inColumn(_ column: String) -> ConversionError {
         var copy = self

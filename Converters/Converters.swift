@@ -18,6 +18,8 @@ public final class Converters: Sendable {
     private let table: Mutex<[ObjectIdentifier: AnyTypeConverter]>
     /// Set once a converter is registered here for one of the types that have a built-in fast path.
     private let replacesFastPathType = Atomic<Bool>(false)
+    /// Set once any registry replaces a fast-path type: until then no registry needs the chain walk.
+    private static let anyReplacesFastPathType = Atomic<Bool>(false)
 
     /// A registry whose own converters win and which asks `parent` (the global registry by default) otherwise.
     public convenience init(parent: Converters = .shared) {
@@ -41,6 +43,7 @@ public final class Converters: Sendable {
         table.withLock { $0[key] = erased }
         if FastPath.types.contains(key) {
             replacesFastPathType.store(true, ordering: .releasing)
+            Self.anyReplacesFastPathType.store(true, ordering: .releasing)
         }
     }
 
@@ -61,7 +64,8 @@ public final class Converters: Sendable {
 
     /// True while Int, Int64, Double, String, Data and Bool use the built-in converters here.
     package var fastPathEnabled: Bool {
-        !replacesFastPathType.load(ordering: .acquiring) && (parent?.fastPathEnabled ?? true)
+        guard Self.anyReplacesFastPathType.load(ordering: .acquiring) else { return true }
+        return !replacesFastPathType.load(ordering: .acquiring) && (parent?.fastPathEnabled ?? true)
     }
 
     /// Types whose conversion costs less than keeping the converted value (records don't cache them).

@@ -38,7 +38,12 @@ public struct ColorConverter: TypeConverter {
     public func encode(_ value: Color) throws -> DatabaseValue { .integer(Int64(value.argb)) }
 
     public func decode(_ value: DatabaseValue) throws -> Color {
-        let raw = try IntegerConverter<Int64>().decode(value)
+        let raw: Int64
+        do {
+            raw = try IntegerConverter<Int64>().decode(value)
+        } catch let error as ConversionError {
+            throw error.retargeted(to: Color.self)
+        }
         guard let argb = UInt32(exactly: raw) else {
             throw ConversionError.cannotDecode(value, to: Color.self, "not a 32-bit ARGB value")
         }

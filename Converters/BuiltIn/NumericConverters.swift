@@ -4,6 +4,7 @@ import Foundation
 /// never truncate or wrap; REAL holding a whole number and TEXT holding a number decode.
 public struct IntegerConverter<I: FixedWidthInteger & Sendable>: TypeConverter {
     public init() {}
+    private static var posix: Locale { Locale(identifier: "en_US_POSIX") }
     public var storageType: StorageType { .integer }
 
     public func encode(_ value: I) throws -> DatabaseValue {
@@ -24,7 +25,11 @@ public struct IntegerConverter<I: FixedWidthInteger & Sendable>: TypeConverter {
         case .text(let s):
             let trimmed = s.trimmingCharacters(in: .whitespaces)
             if let i = I(trimmed) { return i }
-            if let d = Double(trimmed), let i = I(exactly: d) { return i }
+            // "3.0" or "1e3": exact decimal arithmetic, never a rounding trip through Double.
+            if DecimalConverter.isDecimalLiteral(trimmed), let exact = Decimal(string: trimmed, locale: Self.posix),
+               exact.isWholeNumber, let i = I(exact.description) {
+                return i
+            }
             throw ConversionError.cannotDecode(value, to: I.self, "not an integer in range")
         case .null, .blob:
             throw ConversionError.cannotDecode(value, to: I.self, "expected INTEGER")
@@ -92,7 +97,12 @@ public struct FloatConverter: TypeConverter {
     }
 
     public func decode(_ value: DatabaseValue) throws -> Float {
-        let d = try DoubleConverter().decode(value)
+        let d: Double
+        do {
+            d = try DoubleConverter().decode(value)
+        } catch let error as ConversionError {
+            throw error.retargeted(to: Float.self)
+        }
         let f = Float(d)
         if f.isInfinite && d.isFinite {
             throw ConversionError.cannotDecode(value, to: Float.self, "out of Float's range")
@@ -114,7 +124,14 @@ public struct DecimalConverter: TypeConverter {
     public func decode(_ value: DatabaseValue) throws -> Decimal {
         switch value {
         case .integer(let v): return Decimal(v)
-        case .real(let d): return Decimal(d)
+        case .real(let d):
+            // Decimal(Double) invents digits (123.456 → 123.45599999999997952) and traps on
+            // infinity: go through the shortest decimal text of the Double instead.
+            guard d.isFinite, d == 0 || (1e-128...1e125).contains(d.magnitude),
+                  let decimal = Decimal(string: String(d), locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else {
+                throw ConversionError.cannotDecode(value, to: Decimal.self, "out of Decimal's range")
+            }
+            return decimal
         case .text(let s):
             let trimmed = s.trimmingCharacters(in: .whitespaces)
             if Self.isDecimalLiteral(trimmed), let d = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) {
@@ -148,5 +165,16 @@ public struct DecimalConverter: TypeConverter {
             }
         }
         return digits > 0 && (!sawExponent || exponentDigits > 0)
+    }
+}
+
+extension Decimal {
+    /// True when the value has no fractional part.
+    var isWholeNumber: Bool {
+        guard isFinite else { return false }
+        var source = self
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &source, 0, .plain)
+        return rounded == self
     }
 }

@@ -47,7 +47,11 @@ public struct BytesConverter: TypeConverter {
     public func encode(_ value: [UInt8]) throws -> DatabaseValue { .blob(Data(value)) }
 
     public func decode(_ value: DatabaseValue) throws -> [UInt8] {
-        [UInt8](try DataConverter().decode(value))
+        do {
+            return [UInt8](try DataConverter().decode(value))
+        } catch let error as ConversionError {
+            throw error.retargeted(to: [UInt8].self)
+        }
     }
 }
 
@@ -133,7 +137,12 @@ public struct RawValueConverter<T: RawRepresentable>: TypeConverter {
     }
 
     public func decode(_ value: DatabaseValue) throws -> T {
-        let raw: T.RawValue = try Converters.shared.decode(value)
+        let raw: T.RawValue
+        do {
+            raw = try Converters.shared.decode(value)
+        } catch let error as ConversionError {
+            throw error.retargeted(to: T.self)
+        }
         guard let result = T(rawValue: raw) else {
             throw ConversionError.cannotDecode(value, to: T.self, "no case has this raw value")
         }

@@ -94,7 +94,7 @@ struct IntegerConverterTests {
                 try Converters.shared.decode(.text("9223372036854775808"), as: Int64.self)
             }
             expectConversionError(.notConvertible, naming: Int.self) {
-                try IntegerConverter<Int>().decode(.text("-9223372036854775809"))
+                try IntegerConverter<Int>().decode(.text("9223372036854775808"))
             }
         }
     }
@@ -137,11 +137,23 @@ struct IntegerConverterTests {
     }
 
     @Test("TEXT holding an integer decodes", arguments: [(" 42 ", 42), ("-7", -7), ("0", 0), ("+5", 5),
-                                                          ("9223372036854775807", Int64.max), ("-9223372036854775808", Int64.min)])
+                                                          ("9223372036854775807", Int64.max), ("-9223372036854775808", Int64.min),
+                                                          ("3.0", 3), ("1e3", 1000)])
     func numericTextDecodes(text: String, expected: Int64) throws {
         #expect(try Converters.shared.decode(.text(text), as: Int64.self) == expected)
         #expect(try Converters.shared.decode(.text(text), as: Int.self) == Int(expected))
         #expect(try IntegerConverter<Int64>().decode(.text(text)) == expected)
+    }
+
+    @Test("TEXT beyond Double's precision never decodes to a nearby integer",
+          arguments: ["-9223372036854775809", "9007199254740993.5", "1234567890123456789.4", "9223372036854775807.5",
+                      "-9223372036854775808.25"])
+    func textNeverRoundsThroughDouble(text: String) {
+        // Each text is out of Int64's range or not a whole number, but a Double parse would round it
+        // to a representable whole number (e.g. "-9223372036854775809" becomes Int64.min).
+        expectConversionError(.notConvertible, naming: Int64.self) { try Converters.shared.decode(.text(text), as: Int64.self) }
+        expectConversionError(.notConvertible, naming: Int.self) { try Converters.shared.decode(.text(text), as: Int.self) }
+        expectConversionError(.notConvertible, naming: Int64.self) { try IntegerConverter<Int64>().decode(.text(text)) }
     }
 
     @Test("TEXT into narrow types: in range decodes, out of range and negative-into-unsigned throw")

@@ -89,11 +89,10 @@ public struct Db: Sendable {
                 while try connection.step(statement, arguments) {
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
-                    if var reusable = record, isKnownUniquelyReferenced(&reusable) {
-                        reusable.reload(layout: layout) { values in
+                    if record != nil, isKnownUniquelyReferenced(&record) {
+                        record?.reload(layout: layout) { values in
                             for i in 0..<statement.columnCount { values.append(statement.value(at: i)) }
                         }
-                        record = reusable
                     } else {
                         record = Record(layout: layout, values: statement.rowValues())
                     }

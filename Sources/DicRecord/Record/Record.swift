@@ -252,7 +252,9 @@ public final class Record: Sendable {
             return decoded
         } catch let error as ConversionError {
             // `T` with no converter of its own (Any, any Sendable, a protocol): the current value if it is one.
-            if error.kind == .noConverter, let current = (cached ?? raw.storedValue) as? T { return current }
+            if error.kind == .noConverter, let current = cached ?? raw.storedValue.map({ $0 as Any }), let typed = current as? T {
+                return typed
+            }
             throw error.inColumn(lock.withLock { _ in layout.names.indices.contains(index) ? layout.names[index] : "#\(index)" })
         }
     }
