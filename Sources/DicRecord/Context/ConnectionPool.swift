@@ -8,7 +8,8 @@ import Synchronization
 /// The rule, per call:
 /// - a thread that holds this pool's writer (inside `tx`, `transaction`, `batch`, a write, or a
 ///   callback nested in one) runs every call, read or write, on that writer: it joins;
-/// - otherwise a thread that holds a reader (inside an `each` callback) reads on it;
+/// - otherwise reads take an idle reader; one nested in an `each` callback that finds none
+///   free reads on the reader the `each` holds, rather than wait for itself;
 /// - otherwise writes wait for the writer (up to the busy timeout, then a `.busy` error) and
 ///   reads take an idle reader, never waiting for a writer.
 final class ConnectionPool: @unchecked Sendable {
@@ -62,12 +63,17 @@ final class ConnectionPool: @unchecked Sendable {
     /// Runs `body` on a connection fit for reading (see the type's rule).
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         let leases = ThreadLeases.current
-        if let held = leases.writers[id] ?? leases.readers[id] { return try body(held) }
+        if let writer = leases.writers[id] { return try body(writer) }
         guard maxReaders > 0 else { return try write(body) }
-        let reader = try acquireReader()
+        let held = leases.readers[id]
+        // Nested in an `each` callback: a free reader gives a fresh snapshot that sees what the
+        // callback committed; when none is free, the held one serves rather than waiting on itself.
+        guard let reader = try acquireReader(wait: held == nil) else {
+            return try body(held!)
+        }
         leases.readers[id] = reader
         defer {
-            leases.readers[id] = nil
+            leases.readers[id] = held
             releaseReader(reader)
         }
         return try body(reader)
@@ -97,7 +103,7 @@ final class ConnectionPool: @unchecked Sendable {
         writerGate.unlock()
     }
 
-    private func acquireReader() throws -> Connection {
+    private func acquireReader(wait: Bool) throws -> Connection? {
         readerGate.lock()
         defer { readerGate.unlock() }
         let deadline = Date(timeIntervalSinceNow: busyTimeout)
@@ -115,6 +121,7 @@ final class ConnectionPool: @unchecked Sendable {
                     throw error
                 }
             }
+            if !wait { return nil }
             if !readerGate.wait(until: deadline) && idleReaders.isEmpty {
                 throw DicRecordError(.busy, "all \(maxReaders) readers of config '\(configName)' stayed busy for \(busyTimeout) s",
                                      configName: configName)

@@ -181,7 +181,7 @@ extension Db {
             if ownTransaction { _ = try connection.run("BEGIN DEFERRED", .none) }
             defer { if ownTransaction { _ = try? connection.run("COMMIT", .none) } }
             let totalRow = try queryValues(countSql, arguments, as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
-            let totalPage = (totalRow + pageSize - 1) / pageSize
+            let totalPage = totalRow == 0 ? 0 : (totalRow - 1) / pageSize + 1
             guard pageNumber <= totalPage else {
                 return Page(list: [], pageNumber: pageNumber, pageSize: pageSize, totalPage: totalPage, totalRow: totalRow)
             }

@@ -54,7 +54,12 @@ public struct Db: Sendable {
 
     /// Queries go to a reader unless they may write (INSERT ... RETURNING and the like).
     func querying<T>(_ sql: String, _ body: (Connection) throws -> T) throws -> T {
-        SqlText.isRead(sql) ? try reading(body) : try writing(body)
+        switch SqlText.access(sql) {
+        case .read: return try reading(body)
+        case .write: return try writing(body)
+        case .ask:
+            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
+        }
     }
 
     // MARK: Implementations shared by the public overloads
@@ -62,11 +67,13 @@ public struct Db: Sendable {
     func findRecords(_ sql: String, _ arguments: Arguments) throws -> [Record] {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
-                let layout = statement.rowLayout(registry: connection.registry)
                 var records: [Record] = []
-                while try connection.step(statement, arguments) {
+                guard try connection.step(statement, arguments) else { return records }
+                // The layout is taken after the first step: SQLite re-prepares there after a schema change.
+                let layout = statement.rowLayout(registry: connection.registry)
+                repeat {
                     records.append(Record(layout: layout, values: statement.rowValues()))
-                }
+                } while try connection.step(statement, arguments)
                 return records
             }
         }
@@ -84,9 +91,9 @@ public struct Db: Sendable {
     func eachRecord(_ sql: String, _ arguments: Arguments, _ body: (Record) throws -> Bool) throws {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
-                let layout = statement.rowLayout(registry: connection.registry)
                 var record: Record?
                 while try connection.step(statement, arguments) {
+                    let layout = statement.rowLayout(registry: connection.registry)
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
@@ -105,13 +112,17 @@ public struct Db: Sendable {
     func queryValues<T>(_ sql: String, _ arguments: Arguments, as type: T.Type, limit: Int?) throws -> [T?] {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
-                guard statement.columnCount == 1 else {
-                    throw DicRecordError(.multipleColumns,
-                        "a single-column query returned \(statement.columnCount) columns; select exactly one",
-                        sql: sql, configName: connection.configName)
+                func checkSingleColumn() throws {
+                    guard statement.columnCount == 1 else {
+                        throw DicRecordError(.multipleColumns,
+                            "a single-column query returned \(statement.columnCount) columns; select exactly one",
+                            sql: sql, configName: connection.configName)
+                    }
                 }
+                try checkSingleColumn()
                 var values: [T?] = []
                 while try connection.step(statement, arguments) {
+                    if values.isEmpty { try checkSingleColumn() }
                     let raw = statement.value(at: 0)
                     if case .null = raw {
                         values.append(nil)

@@ -13,8 +13,11 @@ enum SqlText {
         primaryKey.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    /// True when the statement starts with SELECT, WITH, VALUES or EXPLAIN: it can run on a reader.
-    static func isRead(_ sql: String) -> Bool {
+    enum Access { case read, write, ask }
+
+    /// Where a statement can run: SELECT, VALUES and EXPLAIN on a reader; WITH may be either
+    /// (`WITH … INSERT`), so SQLite is asked; anything else on the writer.
+    static func access(_ sql: String) -> Access {
         var word = ""
         for scalar in sql.unicodeScalars {
             if scalar.properties.isWhitespace || scalar == "(" {
@@ -22,11 +25,12 @@ enum SqlText {
                 break
             }
             word.unicodeScalars.append(scalar)
-            if word.count > 7 { return false }
+            if word.count > 7 { return .write }
         }
         switch word.lowercased() {
-        case "select", "with", "values", "explain": return true
-        default: return false
+        case "select", "values", "explain": return .read
+        case "with": return .ask
+        default: return .write
         }
     }
 

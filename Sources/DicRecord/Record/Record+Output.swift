@@ -162,7 +162,7 @@ enum JSONText {
             case UInt8(ascii: "\""): return try string()
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 let start = index
-                try skipContainer()
+                try skipValue()
                 return String(decoding: bytes[start..<index], as: UTF8.self)
             case UInt8(ascii: "t"): if literal("true") { return true }
             case UInt8(ascii: "f"): if literal("false") { return false }
@@ -172,31 +172,73 @@ enum JSONText {
             throw error("unknown literal")
         }
 
+        /// A number in JSON's grammar: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
         mutating func number() throws -> any Sendable {
             let start = index
-            while let b = peek(), (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "-")
-                    || b == UInt8(ascii: "+") || b == UInt8(ascii: ".") || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") {
+            func digits() -> Int {
+                let from = index
+                while let b = peek(), b >= UInt8(ascii: "0"), b <= UInt8(ascii: "9") { index += 1 }
+                return index - from
+            }
+            if peek() == UInt8(ascii: "-") { index += 1 }
+            let integerStart = index
+            let integerDigits = digits()
+            guard integerDigits > 0, !(integerDigits > 1 && bytes[integerStart] == UInt8(ascii: "0")) else {
+                index = start
+                throw error("expected a number")
+            }
+            var isInteger = true
+            if peek() == UInt8(ascii: ".") {
                 index += 1
+                isInteger = false
+                guard digits() > 0 else { throw error("expected digits after the decimal point") }
+            }
+            if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+                index += 1
+                isInteger = false
+                if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { index += 1 }
+                guard digits() > 0 else { throw error("expected digits in the exponent") }
             }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
-            if let integer = Int64(text) { return integer }
-            if let real = Double(text), real.isFinite { return real }
-            index = start
-            throw error("expected a number")
+            if isInteger, let integer = Int64(text) { return integer }
+            guard let real = Double(text), real.isFinite else { throw error("number out of range") }
+            return real
         }
 
-        mutating func skipContainer() throws {
-            var depth = 0
-            repeat {
-                guard let b = peek() else { throw error("unterminated array or object") }
-                switch b {
-                case UInt8(ascii: "\""): _ = try string(); continue
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
-                default: break
-                }
+        /// Checks one value of any kind (for nested containers kept as text).
+        mutating func skipValue(depth: Int = 0) throws {
+            guard depth < 512 else { throw error("nested too deeply") }
+            skipSpace()
+            switch peek() {
+            case UInt8(ascii: "{"):
                 index += 1
-            } while depth > 0
+                skipSpace()
+                if peek() == UInt8(ascii: "}") { index += 1; return }
+                while true {
+                    skipSpace()
+                    _ = try string()
+                    skipSpace()
+                    try expect(":")
+                    try skipValue(depth: depth + 1)
+                    skipSpace()
+                    if peek() == UInt8(ascii: ",") { index += 1; continue }
+                    try expect("}")
+                    return
+                }
+            case UInt8(ascii: "["):
+                index += 1
+                skipSpace()
+                if peek() == UInt8(ascii: "]") { index += 1; return }
+                while true {
+                    try skipValue(depth: depth + 1)
+                    skipSpace()
+                    if peek() == UInt8(ascii: ",") { index += 1; continue }
+                    try expect("]")
+                    return
+                }
+            default:
+                _ = try value()
+            }
         }
 
         mutating func string() throws -> String {

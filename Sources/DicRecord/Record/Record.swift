@@ -219,43 +219,67 @@ public final class Record: Sendable {
     /// value and `T` when the value does not convert, and ``DicRecordError`` when there is no such column.
     /// NULL reads as nil when `T` is an Optional and throws otherwise.
     public func get<T>(_ column: String, as type: T.Type = T.self) throws -> T {
-        let position = lock.withLock { _ in layout.position(of: column) }
-        guard let position else {
+        // Position and value are read under one lock: a concurrent `remove` cannot shift them apart.
+        let snapshot = lock.withLock { _ in layout.position(of: column).map { slot(at: $0) } }
+        guard let snapshot else {
             throw DicRecordError(.missingColumn, "no column \"\(column)\" in the record; it has \(columnNames)")
         }
-        return try get(position, as: T.self)
+        return try convert(snapshot, as: T.self)
     }
 
     /// Reads the column at `index` (column order) as `T`.
     public func get<T>(_ index: Int, as type: T.Type = T.self) throws -> T {
-        let (raw, cached, registry) = lock.withLock { _ -> (DatabaseValue?, Any?, Converters) in
-            guard values.indices.contains(index) else { return (nil, nil, layout.registry) }
-            if let cells, cells[index].hasSwiftValue { return (values[index], cells[index].swiftValue, layout.registry) }
-            return (values[index], nil, layout.registry)
-        }
-        guard let raw else {
+        let snapshot = lock.withLock { _ in values.indices.contains(index) ? slot(at: index) : nil }
+        guard let snapshot else {
             throw DicRecordError(.missingColumn, "no column at index \(index); the record has \(columnCount) columns")
         }
-        if let cached, let typed = cached as? T { return typed }
+        return try convert(snapshot, as: T.self)
+    }
+
+    private struct Slot {
+        let index: Int
+        let name: String
+        let raw: DatabaseValue
+        let cached: Any?
+        let registry: Converters
+    }
+
+    /// Must be called with the lock held.
+    private func slot(at i: Int) -> Slot {
+        let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil }
+        return Slot(index: i, name: layout.names[i], raw: values[i], cached: cached, registry: layout.registry)
+    }
+
+    private func convert<T>(_ slot: Slot, as type: T.Type) throws -> T {
+        if let cached = slot.cached, let typed = cached as? T { return typed }
         do {
-            let decoded: T = try registry.decode(raw)
-            if cached == nil, !registry.isCheap(T.self) {
-                lock.withLock { _ in
-                    guard values.indices.contains(index), values[index] == raw else { return }
-                    ensureCells()
-                    if !cells![index].hasSwiftValue {
-                        cells![index].swiftValue = decoded
-                        cells![index].hasSwiftValue = true
-                    }
-                }
+            let decoded: T = try slot.registry.decode(slot.raw)
+            // Keep the first conversion (not for NULL, nor for types cheaper to convert than to keep).
+            if slot.cached == nil, slot.raw != .null, !slot.registry.isCheap(T.self) {
+                keepConverted(decoded, at: slot.index, ifStill: slot.raw)
             }
             return decoded
         } catch let error as ConversionError {
             // `T` with no converter of its own (Any, any Sendable, a protocol): the current value if it is one.
-            if error.kind == .noConverter, let current = cached ?? raw.storedValue.map({ $0 as Any }), let typed = current as? T {
+            if error.kind == .noConverter, let current = slot.cached ?? slot.raw.storedValue.map({ $0 as Any }),
+               let typed = current as? T {
                 return typed
             }
-            throw error.inColumn(lock.withLock { _ in layout.names.indices.contains(index) ? layout.names[index] : "#\(index)" })
+            throw error.inColumn(slot.name)
+        }
+    }
+
+    private func keepConverted(_ value: Any, at index: Int, ifStill raw: DatabaseValue) {
+        let unwrapped: Any?
+        if let optional = value as? any OptionalProtocol { unwrapped = optional.unwrapped } else { unwrapped = value }
+        guard let unwrapped else { return }
+        lock.withLock { _ in
+            guard values.indices.contains(index), values[index] == raw else { return }
+            ensureCells()
+            if !cells![index].hasSwiftValue {
+                cells![index].swiftValue = unwrapped
+                cells![index].hasSwiftValue = true
+            }
         }
     }
 

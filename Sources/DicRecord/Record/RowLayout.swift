@@ -6,6 +6,8 @@ final class RowLayout: Sendable {
     private let index: [String: Int]
     /// The converters typed reads use: the context's registry for fetched rows.
     let registry: Converters
+    /// True when two columns share a name in some spelling (`select a.id, b.id`).
+    private let hasDuplicates: Bool
 
     init(names: [String], registry: Converters) {
         self.names = names
@@ -15,13 +17,15 @@ final class RowLayout: Sendable {
             index[name.lowercased()] = i
         }
         self.index = index
+        hasDuplicates = index.count < names.count
     }
 
     /// The position of `name`, compared case-insensitively as SQLite does; the leftmost wins.
     @inline(__always)
     func position(of name: String) -> Int? {
         // Callers usually spell the name as the SELECT did: an exact scan avoids lowercasing.
-        if names.count <= 16 {
+        // With duplicate names an exact match may not be the leftmost one, so only the index serves.
+        if names.count <= 16 && !hasDuplicates {
             for i in names.indices where names[i] == name { return i }
         }
         return index[name.lowercased()]

@@ -70,12 +70,13 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs `body` with the statement for `sql` bound to `arguments`, then resets it.
     /// Cached statements are reused; one already in use (a reentrant call) gets a fresh one.
-    func withStatement<T>(_ sql: String, _ arguments: Arguments, _ body: (Statement) throws -> T) throws -> T {
+    func withStatement<T>(_ sql: String, _ arguments: Arguments, bind: Bool = true, _ body: (Statement) throws -> T) throws -> T {
         let statement = try acquire(sql)
         defer {
             statement.reset()
             statement.inUse = false
         }
+        guard bind else { return try body(statement) }
         try statement.bind(arguments, registry: registry, configName: configName)
         guard tracer.isEnabled else { return try body(statement) }
         let start = ContinuousClock.now
@@ -98,9 +99,17 @@ public final class Connection: @unchecked Sendable {
     /// Runs a statement that returns no rows to completion; returns the number of rows changed.
     func run(_ sql: String, _ arguments: Arguments) throws -> Int {
         try withStatement(sql, arguments) { statement in
+            // sqlite3_changes keeps the count of the last INSERT/UPDATE/DELETE: a statement that
+            // changed nothing (DDL, PRAGMA) must not report it.
+            let before = sqlite3_total_changes64(sqliteHandle)
             while try step(statement, arguments) {}
-            return changes
+            return sqlite3_total_changes64(sqliteHandle) == before ? 0 : changes
         }
+    }
+
+    /// Whether `sql` cannot write; prepares (and caches) it to ask SQLite.
+    func isReadOnly(_ sql: String) throws -> Bool {
+        try withStatement(sql, .none, bind: false) { $0.isReadOnly }
     }
 
     func error(_ code: Int32, _ statement: Statement, _ arguments: Arguments) -> DatabaseError {

@@ -27,7 +27,6 @@ enum Arguments: Sendable {
 final class Statement {
     let handle: OpaquePointer
     let sql: String
-    let columnCount: Int32
     let parameterCount: Int32
     let isCached: Bool
     var inUse = false
@@ -40,13 +39,19 @@ final class Statement {
         self.handle = handle
         self.sql = sql
         self.isCached = isCached
-        columnCount = sqlite3_column_count(handle)
         parameterCount = sqlite3_bind_parameter_count(handle)
     }
 
     deinit {
         sqlite3_finalize(handle)
     }
+
+    /// The number of result columns. Read live: SQLite may re-prepare the statement inside
+    /// `step` after a schema change, and `select *` then has other columns.
+    var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    /// True when the statement cannot write (SQLite's own judgement).
+    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
     /// The layout for the current result columns; computed once and shared by all rows.
     func rowLayout(registry: Converters) -> RowLayout {

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Prints one Markdown table for the run: every workload, every implementation, times in
+/// seconds, the ratio of the median to raw C's median in this same run, and peak memory.
+enum Report {
+    static func print(_ measurements: [Measurement], config: BenchConfig, wallTime: Duration) {
+        let out = { (line: String) in Swift.print(line) }
+        out("DicRecord benchmarks — \(config.quick ? "--quick (1 run, no warm-up)" : "median and min of 5 runs after 1 warm-up")")
+        out("")
+        out("- date: \(ISO8601DateFormatter().string(from: Date()))")
+        out("- machine: \(machineDescription())")
+        out("- SQLite \(config.sqliteVersion), release build, file-backed databases, journal DELETE, synchronous FULL for every implementation")
+        out("- rows: items \(config.itemRows), people \(config.peopleRows), lookups \(config.lookups), inserts \(config.insertRows), paginate \(config.pageRows)")
+        out("")
+        out("| workload | implementation | median s | min s | × raw | peak MiB |")
+        out("|---|---|---:|---:|---:|---:|")
+        for m in measurements {
+            let raw = measurements.first { $0.workload == m.workload && $0.implementation == "raw" }
+            let ratio = raw.map { String(format: "%.2f×", m.median.seconds / $0.median.seconds) } ?? "—"
+            let peak = m.peakBytes.map { String(format: "%.1f", Double($0) / 1_048_576) } ?? "n/a"
+            out("| \(m.workload) | \(m.implementation) | \(format(m.median)) | \(format(m.min)) | \(ratio) | \(peak) |")
+        }
+        out("")
+        out("Wall time \(String(format: "%.1f", wallTime.seconds)) s (fixtures included).")
+    }
+
+    private static func format(_ duration: Duration) -> String {
+        String(format: "%.4f", duration.seconds)
+    }
+
+    private static func machineDescription() -> String {
+        var parts: [String] = []
+        if let cpu = readProcFile("/proc/cpuinfo"),
+           let model = cpu.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let name = model.split(separator: ":", maxSplits: 1).last {
+            parts.append(name.trimmingCharacters(in: .whitespaces))
+        }
+        parts.append("\(ProcessInfo.processInfo.activeProcessorCount) cores")
+        parts.append("\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB")
+        parts.append(ProcessInfo.processInfo.operatingSystemVersionString)
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+// swift run -c release --package-path Benchmarks bench [workload…] [--quick] [--only TEXT]
+//
+// --only TEXT runs only the implementations whose name contains TEXT (to profile one of them:
+// `perf record -g .build/release/bench fetch_positional --only "dicrecord each"`).
+//
+// Times DicRecord against the raw SQLite C API and GRDB on the workloads of
+// ../shared/reference/anchor-benchmarks.md and prints one Markdown table. Exits non-zero when
+// two implementations of a workload disagree on their checksum.
+
+let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate"]
+
+var quick = false
+var only: String?
+var chosen: [String] = []
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--quick":
+        quick = true
+    case "--only":
+        only = arguments.popFirst()
+    case "-h", "--help":
+        print("usage: bench [workload…] [--quick] [--only TEXT]\nworkloads: \(workloads.joined(separator: " "))")
+        exit(0)
+    case _ where workloads.contains(argument):
+        chosen.append(argument)
+    default:
+        FileHandle.standardError.write(Data("bench: unknown argument '\(argument)'; workloads: \(workloads.joined(separator: " "))\n".utf8))
+        exit(2)
+    }
+}
+let selected = { (workload: String) in chosen.isEmpty || chosen.contains(workload) }
+
+let config = BenchConfig(quick: quick)
+let bench = Bench(quick: quick, only: only)
+let clock = ContinuousClock()
+let start = clock.now
+do {
+    let fixtures = try Fixtures(config: config)
+    defer { fixtures.removeAll() }
+    try FetchBenchmarks(bench: bench, fixtures: fixtures).run(selected)
+    if selected("insert") { try InsertBenchmarks(bench: bench, config: config).run() }
+    if selected("lookup_pk") { try LookupBenchmarks(bench: bench, fixtures: fixtures).run() }
+    if selected("paginate") { try PaginateBenchmarks(bench: bench, fixtures: fixtures).run() }
+} catch {
+    FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
+    exit(1)
+}
+Report.print(bench.measurements, config: config, wallTime: clock.now - start)
