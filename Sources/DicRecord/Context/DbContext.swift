@@ -137,11 +137,14 @@ public final class DbContext: Sendable {
     private func openConnection(flags: Int32) throws -> Connection {
         let connection = try Connection(path: path, flags: flags, configName: configName, registry: converters, tracer: tracer,
                                         busyTimeout: options.busyTimeout, statementCacheSize: options.statementCacheSize)
+        connection.isSettingUp = true
+        defer { connection.isSettingUp = false }
         // Fails early, with SQLite's message, on a file that is not a database.
         _ = try connection.withStatement("SELECT count(*) FROM sqlite_master", .none) { try connection.step($0, .none) }
         if options.foreignKeys {
             _ = try connection.run("PRAGMA foreign_keys = ON", .none)
         }
+        connection.isSettingUp = false
         try options.onOpen?(connection)
         return connection
     }

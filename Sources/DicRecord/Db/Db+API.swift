@@ -186,6 +186,23 @@ extension Db {
         try paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .named(arguments))
     }
 
+    /// `paginate` with a total you already know (cached, or counted once): no count query runs.
+    public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                         _ args: DatabaseArgument..., totalRow: Int) throws -> Page<Record> {
+        try paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(args), totalRow: totalRow)
+    }
+
+    /// Keyset pagination: the `pageSize` rows whose `key` comes after `lastKey` (nil for the first
+    /// page), in key order. A deep page costs what the first one does, and nothing is counted.
+    /// ```swift
+    /// var page = try Db.paginate(after: nil, 20, "select *", "from people where active = ?", 1)
+    /// while let next = page.nextKey { page = try Db.paginate(after: next, 20, "select *", "from people where active = ?", 1) }
+    /// ```
+    public func paginate(after lastKey: DatabaseArgument, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                         _ args: DatabaseArgument..., key: String = "id", descending: Bool = false) throws -> KeysetPage<Record> {
+        try paginateRecords(after: lastKey, pageSize, select, sqlExceptSelect, args, keyColumn: key, descending: descending)
+    }
+
     // MARK: Batches (atomic: one transaction, or a savepoint inside an enclosing one)
 
     /// Runs every statement, all or nothing; returns the rows changed by each.

@@ -161,16 +161,52 @@ extension Db {
     // MARK: Pagination
 
     func paginateRecords(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                         _ arguments: Arguments) throws -> Page<Record> {
-        try paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments) { sql in
+                         _ arguments: Arguments, totalRow: Int? = nil) throws -> Page<Record> {
+        if let totalRow, totalRow < 0 {
+            throw DicRecordError(.invalidArgument, "totalRow must not be negative (got \(totalRow))", configName: configName)
+        }
+        return try paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments, totalRow: totalRow) { sql in
             try findRecords(sql, arguments)
         }
+    }
+
+    func paginateRecords(after key: DatabaseArgument, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                         _ arguments: [DatabaseArgument], keyColumn: String, descending: Bool) throws -> KeysetPage<Record> {
+        try paginateAfter(key, pageSize, select, sqlExceptSelect, arguments, keyColumn: keyColumn, descending: descending) { sql, args in
+            try findRecords(sql, args)
+        }
+    }
+
+    /// Keyset pagination: `SELECT * FROM (<query>) WHERE key > ? ORDER BY key LIMIT n + 1`.
+    /// SQLite flattens the sub-query, so an index on the key serves the seek directly.
+    func paginateAfter(_ key: DatabaseArgument, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                       _ arguments: [DatabaseArgument], keyColumn: String, descending: Bool,
+                       fetch: (String, Arguments) throws -> [Record]) throws -> KeysetPage<Record> {
+        guard pageSize >= 1, pageSize < Int.max else {
+            throw DicRecordError(.invalidArgument, "pageSize must be at least 1 (got \(pageSize))", configName: configName)
+        }
+        let quotedKey = SqlText.quote(keyColumn)
+        let inner = "\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect))"
+        var sql = "SELECT * FROM (\(inner))"
+        var args = arguments
+        if key != nil {
+            sql += " WHERE \(quotedKey) \(descending ? "<" : ">") ?"
+            args.append(key)
+        }
+        sql += " ORDER BY \(quotedKey)\(descending ? " DESC" : "") LIMIT \(pageSize + 1)"
+        var rows = try fetch(sql, .positional(args))
+        guard rows.count > pageSize else { return KeysetPage(list: rows, nextKey: nil) }
+        rows.removeLast()
+        guard let last = rows.last?.storedValue(keyColumn) else {
+            throw DicRecordError(.missingColumn, "the key column '\(keyColumn)' is not in the selected columns", sql: sql, configName: configName)
+        }
+        return KeysetPage(list: rows, nextKey: last)
     }
 
     /// JFinal's algorithm, fixed: a count that wraps the query (right for DISTINCT and GROUP BY),
     /// no data query past the last page, count and page read in one read transaction.
     func paginate<T>(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                     _ arguments: Arguments, fetch: (String) throws -> [T]) throws -> Page<T> {
+                     _ arguments: Arguments, totalRow knownTotal: Int? = nil, fetch: (String) throws -> [T]) throws -> Page<T> {
         guard pageNumber >= 1, pageSize >= 1 else {
             throw DicRecordError(.invalidArgument, "pageNumber and pageSize must be at least 1 (got \(pageNumber), \(pageSize))",
                                  sql: "\(select) \(sqlExceptSelect)", configName: configName)
@@ -180,7 +216,7 @@ extension Db {
             let ownTransaction = !connection.isInTransaction
             if ownTransaction { _ = try connection.run("BEGIN DEFERRED", .none) }
             defer { if ownTransaction { _ = try? connection.run("COMMIT", .none) } }
-            let totalRow = try queryValues(countSql, arguments, as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
+            let totalRow = try knownTotal ?? queryValues(countSql, arguments, as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
             let totalPage = totalRow == 0 ? 0 : (totalRow - 1) / pageSize + 1
             guard pageNumber <= totalPage else {
                 return Page(list: [], pageNumber: pageNumber, pageSize: pageSize, totalPage: totalPage, totalRow: totalRow)

@@ -176,6 +176,18 @@ extension Db {
         try Db.main.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .named(arguments))
     }
 
+    /// `paginate` with a total you already know (cached, or counted once): no count query runs.
+    public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                                _ args: DatabaseArgument..., totalRow: Int) throws -> Page<Record> {
+        try Db.main.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(args), totalRow: totalRow)
+    }
+
+    /// Keyset pagination on main; see the instance method.
+    public static func paginate(after lastKey: DatabaseArgument, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                                _ args: DatabaseArgument..., key: String = "id", descending: Bool = false) throws -> KeysetPage<Record> {
+        try Db.main.paginateRecords(after: lastKey, pageSize, select, sqlExceptSelect, args, keyColumn: key, descending: descending)
+    }
+
     /// Runs every statement, all or nothing; returns the rows changed by each.
     @discardableResult
     public static func batch(_ statements: [Sql]) throws -> [Int] {

@@ -48,3 +48,20 @@ public struct Page<T: Sendable>: Sendable {
     public var isFirstPage: Bool { pageNumber == 1 }
     public var isLastPage: Bool { pageNumber >= totalPage }
 }
+
+/// One page of a keyset ("seek") pagination: the rows after a key, in key order.
+///
+/// Pass `nextKey` to get the following page; it is nil on the last page. Unlike OFFSET paging,
+/// the cost of a page does not grow with its depth, and no count is needed.
+public struct KeysetPage<T: Sendable>: Sendable {
+    public let list: [T]
+    /// The key of the last row, to pass as `after:` for the next page; nil when there is none.
+    public let nextKey: DatabaseValue?
+
+    public init(list: [T], nextKey: DatabaseValue?) {
+        self.list = list
+        self.nextKey = nextKey
+    }
+
+    public var isLastPage: Bool { nextKey == nil }
+}

@@ -14,6 +14,9 @@ public final class Connection: @unchecked Sendable {
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     var transactionDepth = 0
     private var isClosed = false
+    /// Set while the context runs its own setup statements on a new connection: they are not the user's SQL.
+    var isSettingUp = false
+    private var isTracing: Bool { !isSettingUp && tracer.isEnabled }
 
     init(path: String, flags: Int32, configName: String, registry: Converters, tracer: SqlTracer,
          busyTimeout: Double, statementCacheSize: Int) throws {
@@ -56,7 +59,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one or more SQL statements without arguments (DDL, PRAGMA, scripts).
     public func execute(_ sql: String) throws {
-        let start = tracer.isEnabled ? ContinuousClock.now : nil
+        let start = isTracing ? ContinuousClock.now : nil
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(sqliteHandle, sql, nil, nil, &message)
         if let start { tracer.record(sql: sql, arguments: [], configName: configName, duration: .now - start) }
@@ -78,7 +81,7 @@ public final class Connection: @unchecked Sendable {
         }
         guard bind else { return try body(statement) }
         try statement.bind(arguments, registry: registry, configName: configName)
-        guard tracer.isEnabled else { return try body(statement) }
+        guard isTracing else { return try body(statement) }
         let start = ContinuousClock.now
         defer {
             tracer.record(sql: sql, arguments: statement.describe(arguments, registry: registry),
