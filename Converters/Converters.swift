@@ -18,8 +18,9 @@ public final class Converters: Sendable {
     private let table: Mutex<[ObjectIdentifier: AnyTypeConverter]>
     /// Set once a converter is registered here for one of the types that have a built-in fast path.
     private let replacesFastPathType = Atomic<Bool>(false)
-    /// Set once any registry replaces a fast-path type: until then no registry needs the chain walk.
-    private static let anyReplacesFastPathType = Atomic<Bool>(false)
+    /// Set once any registry replaces a fast-path type: until then no registry needs the chain walk,
+    /// and records may decode those types inline.
+    @usableFromInline package static let anyReplacesFastPathType = Atomic<Bool>(false)
 
     /// A registry whose own converters win and which asks `parent` (the global registry by default) otherwise.
     public convenience init(parent: Converters = .shared) {
@@ -78,7 +79,7 @@ public final class Converters: Sendable {
     /// anything else goes through the converter registered for its runtime type.
     public func encode(_ value: Any?) throws -> DatabaseValue {
         guard let value else { return .null }
-        if fastPathEnabled, let fast = FastPath.encode(value) { return try fast() }
+        if fastPathEnabled, let fast = try FastPath.encode(value) { return fast }
         if let dbValue = value as? DatabaseValue { return dbValue }
         if let optional = value as? any OptionalMarker {
             return try encode(optional.wrappedAny)

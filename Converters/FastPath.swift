@@ -8,18 +8,20 @@ enum FastPath {
     static let types: Set<ObjectIdentifier> = [
         ObjectIdentifier(Int.self), ObjectIdentifier(Int64.self), ObjectIdentifier(Double.self),
         ObjectIdentifier(String.self), ObjectIdentifier(Data.self), ObjectIdentifier(Bool.self),
+        ObjectIdentifier(Date.self),
     ]
 
-    /// A deferred encoding for the fast types, or nil for any other type.
+    /// The encoding of a fast-type value, or nil for any other type.
     @inline(__always)
-    static func encode(_ value: Any) -> (() throws -> DatabaseValue)? {
+    static func encode(_ value: Any) throws -> DatabaseValue? {
         switch value {
-        case let v as Int: { .integer(Int64(v)) }
-        case let v as String: { .text(v) }
-        case let v as Int64: { .integer(v) }
-        case let v as Double: { try DoubleConverter().encode(v) }
-        case let v as Data: { .blob(v) }
-        case let v as Bool: { .integer(v ? 1 : 0) }
+        case let v as Int: .integer(Int64(v))
+        case let v as String: .text(v)
+        case let v as Int64: .integer(v)
+        case let v as Double: try DoubleConverter().encode(v)
+        case let v as Data: .blob(v)
+        case let v as Bool: .integer(v ? 1 : 0)
+        case let v as Date: .real(v.timeIntervalSince1970)
         default: nil
         }
     }

@@ -16,6 +16,8 @@ final class ContextRegistry: Sendable {
     private struct State {
         var contexts: [String: DbContext] = [:]   // by lowercased name
         var startOrder: [String] = []              // lowercased names
+        var exact: [String: DbContext] = [:]       // by name as started: lookups skip lowercasing
+        var main: DbContext?
     }
     private let state = Mutex(State())
 
@@ -29,6 +31,8 @@ final class ContextRegistry: Sendable {
             }
             state.contexts[key] = context
             state.startOrder.append(key)
+            state.exact[context.configName] = context
+            state.main = Self.main(of: state)
         }
     }
 
@@ -38,25 +42,29 @@ final class ContextRegistry: Sendable {
             guard state.contexts[key] === context else { return }
             state.contexts[key] = nil
             state.startOrder.removeAll { $0 == key }
+            state.exact[context.configName] = nil
+            state.main = Self.main(of: state)
         }
     }
 
     /// The context for `name` (case-insensitive); nil or empty means main.
     func context(named name: String?) throws -> DbContext {
         try state.withLock { state in
-            let key: String?
             if let name, !name.isEmpty {
-                key = name.lowercased()
-            } else {
-                key = state.contexts["main"] != nil ? "main" : state.startOrder.first
+                if let found = state.exact[name] ?? state.contexts[name.lowercased()] { return found }
+            } else if let main = state.main {
+                return main
             }
-            if let key, let found = state.contexts[key] { return found }
             let known = state.startOrder.compactMap { state.contexts[$0]?.configName }
             let what = name.flatMap { $0.isEmpty ? nil : "no config named '\($0)'" } ?? "no main config"
             throw DicRecordError(.unknownConfig,
                 "\(what) is started; known configs: \(known.isEmpty ? "none" : known.map { "'\($0)'" }.joined(separator: ", "))",
                 configName: name)
         }
+    }
+
+    private static func main(of state: State) -> DbContext? {
+        state.contexts["main"] ?? state.startOrder.first.flatMap { state.contexts[$0] }
     }
 
     /// The main config's name, if any context is started.

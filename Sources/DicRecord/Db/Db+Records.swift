@@ -1,23 +1,50 @@
 /// Implementations of the table helpers, batches, transactions and pagination.
 extension Db {
     func saveRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
+        var plan = InsertPlan(table: table, primaryKey: primaryKey)
+        return try writing { try saveRecord(record, plan: &plan, on: $0) }
+    }
+
+    /// The INSERT for one set of columns, kept while consecutive records share it (a batch).
+    struct InsertPlan {
+        let table: String
+        let keys: [String]
+        var columns: [String] = []
+        var sql = ""
+        var keyIsColumn: Bool?
+
+        init(table: String, primaryKey: String) {
+            self.table = table
+            self.keys = SqlText.keyColumns(primaryKey)
+        }
+
+        mutating func sql(for columns: [String]) -> String {
+            if columns == self.columns && !sql.isEmpty { return sql }
+            self.columns = columns
+            sql = columns.isEmpty
+                ? "INSERT INTO \(SqlText.quote(table)) DEFAULT VALUES"
+                : "INSERT INTO \(SqlText.quote(table)) (\(columns.map(SqlText.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            return sql
+        }
+
+        func isKey(_ column: String) -> Bool {
+            keys.contains { $0.caseInsensitiveCompare(column) == .orderedSame }
+        }
+    }
+
+    func saveRecord(_ record: Record, plan: inout InsertPlan, on connection: Connection) throws -> Bool {
         try record.checkEncodable()
-        let keys = SqlText.keyColumns(primaryKey)
         // A NULL key is left out so that SQLite generates it.
-        let columns = record.storedColumns.filter { column in
-            !(column.value == .null && keys.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame })
+        let columns = record.storedColumns.filter { !($0.value == .null && plan.isKey($0.name)) }
+        let sql = plan.sql(for: columns.map(\.name))
+        let changed = try connection.run(sql, .values(columns.map(\.value)))
+        if plan.keys.count == 1, (record.storedValue(plan.keys[0]) ?? .null) == .null {
+            // Write the generated key back only where the table has that column.
+            if plan.keyIsColumn == nil { plan.keyIsColumn = connection.tableHasColumn(plan.table, plan.keys[0]) }
+            if plan.keyIsColumn == true { record.put(plan.keys[0], .integer(connection.lastInsertRowid)) }
         }
-        let sql = columns.isEmpty
-            ? "INSERT INTO \(SqlText.quote(table)) DEFAULT VALUES"
-            : "INSERT INTO \(SqlText.quote(table)) (\(columns.map { SqlText.quote($0.name) }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        return try writing { connection in
-            let changed = try connection.run(sql, .values(columns.map(\.value)))
-            if keys.count == 1, (record.storedValue(keys[0]) ?? .null) == .null {
-                record.put(keys[0], .integer(connection.lastInsertRowid))
-            }
-            record.clearModified()
-            return changed > 0
-        }
+        record.clearModified()
+        return changed > 0
     }
 
     func updateRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
@@ -135,7 +162,7 @@ extension Db {
         guard !rows.isEmpty else { return [] }
         return try writing { connection in
             try inTransaction(connection, {
-                try rows.map { try connection.run(sql, .positional($0)) }
+                try connection.runEach(sql, rows.map { .positional($0) })
             }, commit: { _ in true })
         }
     }
@@ -143,8 +170,9 @@ extension Db {
     func runBatchSave(_ table: String, _ records: [Record], primaryKey: String) throws -> [Int] {
         guard !records.isEmpty else { return [] }
         return try writing { connection in
-            try inTransaction(connection, {
-                try records.map { try saveRecord(table, $0, primaryKey: primaryKey) ? 1 : 0 }
+            var plan = InsertPlan(table: table, primaryKey: primaryKey)
+            return try inTransaction(connection, {
+                try records.map { try saveRecord($0, plan: &plan, on: connection) ? 1 : 0 }
             }, commit: { _ in true })
         }
     }

@@ -5,7 +5,8 @@ import Foundation
 enum SqlText {
     /// `name` as a quoted SQL identifier: `order` → `"order"`, `a"b` → `"a""b"`.
     static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"\(name)\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// The columns of a primary key declared as `"id"` or `"a, b"`.
@@ -18,18 +19,32 @@ enum SqlText {
     /// Where a statement can run: SELECT, VALUES and EXPLAIN on a reader; WITH may be either
     /// (`WITH … INSERT`), so SQLite is asked; anything else on the writer.
     static func access(_ sql: String) -> Access {
-        var word = ""
-        for scalar in sql.unicodeScalars {
-            if scalar.properties.isWhitespace || scalar == "(" {
-                if word.isEmpty { continue }
-                break
+        // The first word, by bytes: this runs on every query.
+        var word: UInt64 = 0, length = 0
+        for byte in sql.utf8 {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "("):
+                if length > 0 { return access(word: word, length: length) }
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                guard length < 8 else { return .write }
+                word = word << 8 | UInt64(byte | 0x20)
+                length += 1
+            default:
+                return length > 0 ? access(word: word, length: length) : .write
             }
-            word.unicodeScalars.append(scalar)
-            if word.count > 7 { return .write }
         }
-        switch word.lowercased() {
-        case "select", "values", "explain": return .read
-        case "with": return .ask
+        return access(word: word, length: length)
+    }
+
+    private static func pack(_ text: StaticString) -> UInt64 {
+        text.withUTF8Buffer { $0.reduce(0) { $0 << 8 | UInt64($1) } }
+    }
+    private static let select = pack("select"), values = pack("values"), explain = pack("explain"), with = pack("with")
+
+    private static func access(word: UInt64, length: Int) -> Access {
+        switch word {
+        case select, values, explain: return .read
+        case with: return .ask
         default: return .write
         }
     }

@@ -8,18 +8,34 @@ extension Record {
     /// let s = try record.decode(Student.self)
     /// ```
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        try T(from: RecordDecoder(record: self, registry: registry))
+        // One snapshot under the lock; the containers then read without locking.
+        let row = snapshot()
+        return try T(from: RecordDecoder(row: row, registry: row.layout.registry))
+    }
+
+    private func snapshot() -> DecodingRow {
+        lock.withLock { _ -> DecodingRow in DecodingRow(layout: self.layout, values: self.values) }
+    }
+}
+
+/// A record's columns and stored values, as `decode` reads them.
+private struct DecodingRow {
+    let layout: RowLayout
+    let values: ContiguousArray<DatabaseValue>
+
+    func value(_ column: String) -> DatabaseValue? {
+        layout.position(of: column).map { values[$0] }
     }
 }
 
 private struct RecordDecoder: Decoder {
-    let record: Record
+    let row: DecodingRow
     let registry: Converters
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedContainer<Key>(record: record, registry: registry))
+        KeyedDecodingContainer(KeyedContainer<Key>(row: row, registry: registry))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -32,23 +48,48 @@ private struct RecordDecoder: Decoder {
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let record: Record
+    let row: DecodingRow
     let registry: Converters
     var codingPath: [any CodingKey] { [] }
-    var allKeys: [Key] { record.columnNames.compactMap { Key(stringValue: $0) } }
+    var allKeys: [Key] { row.layout.names.compactMap { Key(stringValue: $0) } }
 
-    func contains(_ key: Key) -> Bool { record.hasColumn(key.stringValue) }
+    func contains(_ key: Key) -> Bool { row.layout.position(of: key.stringValue) != nil }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        (record.storedValue(key.stringValue) ?? .null) == .null
+        (row.value(key.stringValue) ?? .null) == .null
     }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard let stored = record.storedValue(key.stringValue) else {
+    private func stored(_ key: Key, _ type: Any.Type) throws -> DatabaseValue {
+        guard let stored = row.value(key.stringValue) else {
             throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "no column \"\(key.stringValue)\""))
         }
+        if case .null = stored {
+            throw DecodingError.valueNotFound(type, .init(codingPath: [key], debugDescription: "column \"\(key.stringValue)\" is NULL"))
+        }
+        return stored
+    }
+
+    private func convert<T>(_ stored: DatabaseValue, _ key: Key, as type: T.Type) throws -> T {
+        if case .value(let value?) = Record.fastDecode(stored, as: T.self) { return value }
+        do {
+            return try registry.decode(stored, as: T.self)
+        } catch let error as ConversionError {
+            throw error.inColumn(key.stringValue)
+        }
+    }
+
+    // The common types skip the generic entry point that synthesized `init(from:)` would use.
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try convert(stored(key, type), key, as: type) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try convert(stored(key, type), key, as: type) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try convert(stored(key, type), key, as: type) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try convert(stored(key, type), key, as: type) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try convert(stored(key, type), key, as: type) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let stored = try stored(key, type)
+        if case .value(let value?) = Record.fastDecode(stored, as: T.self) { return value }
         if registry.converter(for: T.self) != nil || T.self == DatabaseValue.self {
-            return try record.get(key.stringValue, as: T.self)
+            return try convert(stored, key, as: T.self)
         }
         // No converter: a nested Codable value stored as JSON, or a single-value type.
         if case .text(let json) = stored, let data = json.data(using: .utf8),
@@ -66,8 +107,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         throw DecodingError.typeMismatch([Any].self, .init(codingPath: [key], debugDescription: "nested containers are read from JSON text columns"))
     }
 
-    func superDecoder() throws -> any Decoder { RecordDecoder(record: record, registry: registry) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { RecordDecoder(record: record, registry: registry) }
+    func superDecoder() throws -> any Decoder { RecordDecoder(row: row, registry: registry) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RecordDecoder(row: row, registry: registry) }
 }
 
 /// Decodes one column's value for types that decode from a single value (wrappers, enums).

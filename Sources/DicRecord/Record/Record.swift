@@ -20,11 +20,11 @@ public typealias DatabaseArgument = (any Sendable)?
 /// A record may be read and written from several threads.
 @dynamicMemberLookup
 public final class Record: Sendable {
-    private let lock = Mutex<Void>(())
+    @usableFromInline let lock = Mutex<Void>(())
     // Guarded by `lock`.
-    nonisolated(unsafe) private var layout: RowLayout
+    @usableFromInline nonisolated(unsafe) var layout: RowLayout
     /// The stored value of each column, as SQLite has it or as it will be written.
-    nonisolated(unsafe) private var values: ContiguousArray<DatabaseValue>
+    @usableFromInline nonisolated(unsafe) var values: ContiguousArray<DatabaseValue>
     /// Per-column Swift values and flags; nil until a column is converted or written.
     nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
 
@@ -34,7 +34,13 @@ public final class Record: Sendable {
         var hasSwiftValue = false
         var modified = false
         /// Why the written value could not be encoded; thrown by the statement that would store it.
-        var encodingError: ConversionError?
+        /// Boxed so that the common cell stays small (records with cached values are kept by the thousand).
+        var encodingError: ErrorBox?
+    }
+
+    final class ErrorBox: Sendable {
+        let error: ConversionError
+        init(_ error: ConversionError) { self.error = error }
     }
 
     init(layout: RowLayout, values: ContiguousArray<DatabaseValue>) {
@@ -61,11 +67,35 @@ public final class Record: Sendable {
     }
 
     convenience init(pairs: [(String, Any?)], registry: Converters) throws {
-        self.init(layout: RowLayout(names: [], registry: registry), values: [])
+        var names: [String] = []
+        var values = ContiguousArray<DatabaseValue>()
+        var cells = ContiguousArray<Cell>()
+        names.reserveCapacity(pairs.count)
+        values.reserveCapacity(pairs.count)
+        cells.reserveCapacity(pairs.count)
+        var seen: [String: Int] = [:]
         for (name, value) in pairs {
-            set(name, value)
+            let encoded: DatabaseValue
+            do {
+                encoded = try registry.encode(value)
+            } catch let error as ConversionError {
+                throw error.inColumn(name)
+            }
+            let swiftValue = value.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
+            let cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
+            if let i = seen[name.lowercased()] {
+                values[i] = encoded
+                cells[i] = cell
+            } else {
+                seen[name.lowercased()] = names.count
+                names.append(name)
+                values.append(encoded)
+                cells.append(cell)
+            }
         }
-        try checkEncodable()
+        // One layout for the whole record, not one per column.
+        self.init(layout: RowLayout(names: names, registry: registry), values: values)
+        self.cells = cells
     }
 
     // MARK: Columns
@@ -170,7 +200,7 @@ public final class Record: Sendable {
             let i = position(creating: column)
             values[i] = encoded
             var cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
-            cell.encodingError = encodingError
+            cell.encodingError = encodingError.map(ErrorBox.init)
             ensureCells()
             cells![i] = cell
         }
@@ -198,22 +228,6 @@ public final class Record: Sendable {
     }
 
     // MARK: Typed access
-
-    /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
-    /// value that does not convert (``get(_:as:)`` says why).
-    public subscript<T>(dynamicMember column: String) -> T? {
-        try? get(column, as: T.self)
-    }
-
-    /// A typed read by name: `let n: String? = record["t_name"]`.
-    public subscript<T>(column: String) -> T? {
-        try? get(column, as: T.self)
-    }
-
-    /// A typed read by position in column order.
-    public subscript<T>(index: Int) -> T? {
-        try? get(index, as: T.self)
-    }
 
     /// Reads `column` as `T`, throwing a ``ConversionError`` that names the column, the stored
     /// value and `T` when the value does not convert, and ``DicRecordError`` when there is no such column.
@@ -300,7 +314,7 @@ public final class Record: Sendable {
         try lock.withLock { _ in
             guard let cells else { return [] }
             return try cells.indices.filter { cells[$0].modified }.map { i in
-                if let error = cells[i].encodingError { throw error }
+                if let box = cells[i].encodingError { throw box.error }
                 return (layout.names[i], values[i])
             }
         }
@@ -309,7 +323,7 @@ public final class Record: Sendable {
     /// Throws the first value that could not be encoded.
     func checkEncodable() throws {
         try lock.withLock { _ in
-            if let error = cells?.lazy.compactMap(\.encodingError).first { throw error }
+            if let box = cells?.lazy.compactMap(\.encodingError).first { throw box.error }
         }
     }
 

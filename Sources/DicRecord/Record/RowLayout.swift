@@ -1,5 +1,6 @@
 /// The columns of a result set: names in SELECT order and a case-insensitive index. One layout
 /// is shared by every record a statement produces, so a row costs its values and nothing more.
+@usableFromInline
 final class RowLayout: Sendable {
     let names: [String]
     /// Lowercased name to the leftmost column of that name.
@@ -21,7 +22,7 @@ final class RowLayout: Sendable {
     }
 
     /// The position of `name`, compared case-insensitively as SQLite does; the leftmost wins.
-    @inline(__always)
+    @usableFromInline
     func position(of name: String) -> Int? {
         // Callers usually spell the name as the SELECT did: an exact scan avoids lowercasing.
         // With duplicate names an exact match may not be the leftmost one, so only the index serves.

@@ -110,6 +110,32 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Runs `sql` once per argument list on one prepared statement; returns the rows changed by each.
+    func runEach(_ sql: String, _ rows: [Arguments]) throws -> [Int] {
+        try withStatement(sql, .none, bind: false) { statement in
+            var counts: [Int] = []
+            counts.reserveCapacity(rows.count)
+            for arguments in rows {
+                try statement.bind(arguments, registry: registry, configName: configName)
+                let start = isTracing ? ContinuousClock.now : nil
+                let before = sqlite3_total_changes64(sqliteHandle)
+                while try step(statement, arguments) {}
+                counts.append(sqlite3_total_changes64(sqliteHandle) == before ? 0 : changes)
+                if let start {
+                    tracer.record(sql: sql, arguments: statement.describe(arguments, registry: registry),
+                                  configName: configName, duration: .now - start)
+                }
+                sqlite3_reset(statement.handle)
+            }
+            return counts
+        }
+    }
+
+    /// Whether `table` has a column named `column` (SQLite's schema, case-insensitive).
+    func tableHasColumn(_ table: String, _ column: String) -> Bool {
+        sqlite3_table_column_metadata(sqliteHandle, nil, table, column, nil, nil, nil, nil, nil) == SQLITE_OK
+    }
+
     /// Whether `sql` cannot write; prepares (and caches) it to ask SQLite.
     func isReadOnly(_ sql: String) throws -> Bool {
         try withStatement(sql, .none, bind: false) { $0.isReadOnly }

@@ -1,0 +1,80 @@
+import Foundation
+import Synchronization
+
+// Typed reads. They are inlinable so that, at a call site where `T` is known, reading an Int,
+// Int64, Double, String, Bool, Data or Date compiles down to a lock, an array load and a switch:
+// no registry lookup, no boxing, no generic metadata. Every other type, every stored value that
+// needs a lenient conversion, and any process where a fast type's converter was replaced, take
+// the general path (`get(_:as:)`), whose results the fast path reproduces exactly.
+extension Record {
+    /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
+    /// value that does not convert (``get(_:as:)`` says why).
+    @inlinable
+    public subscript<T>(dynamicMember column: String) -> T? {
+        self[column]
+    }
+
+    /// A typed read by name: `let n: String? = record["t_name"]`.
+    @inlinable
+    public subscript<T>(column: String) -> T? {
+        if case .value(let value) = Self.fastDecode(storedValueForFastRead(column), as: T.self) { return value }
+        return try? get(column, as: T.self)
+    }
+
+    /// A typed read by position in column order.
+    @inlinable
+    public subscript<T>(index: Int) -> T? {
+        if case .value(let value) = Self.fastDecode(storedValueForFastRead(index), as: T.self) { return value }
+        return try? get(index, as: T.self)
+    }
+
+    @inlinable
+    func storedValueForFastRead(_ column: String) -> DatabaseValue? {
+        lock.withLock { _ in layout.position(of: column).map { values[$0] } }
+    }
+
+    @inlinable
+    func storedValueForFastRead(_ index: Int) -> DatabaseValue? {
+        lock.withLock { _ in values.indices.contains(index) ? values[index] : nil }
+    }
+
+    /// The decoded value when the fast path applies (`.miss` otherwise). A missing column and
+    /// NULL read as nil, as on the general path.
+    @inlinable @inline(__always)
+    static func fastDecode<T>(_ stored: DatabaseValue?, as type: T.Type) -> FastRead<T> {
+        guard !Converters.anyReplacesFastPathType.load(ordering: .relaxed) else { return .miss }
+        guard let stored else { return .value(nil) }
+        if case .null = stored { return .value(nil) }
+        if T.self == Int.self {
+            if case .integer(let v) = stored, let i = Int(exactly: v) { return .value(unsafeBitCast(i, to: T.self)) }
+        } else if T.self == String.self {
+            if case .text(let s) = stored { return .value(unsafeBitCast(s, to: T.self)) }
+        } else if T.self == Double.self {
+            switch stored {
+            case .real(let d): return .value(unsafeBitCast(d, to: T.self))
+            case .integer(let i): return .value(unsafeBitCast(Double(i), to: T.self))
+            default: break
+            }
+        } else if T.self == Int64.self {
+            if case .integer(let v) = stored { return .value(unsafeBitCast(v, to: T.self)) }
+        } else if T.self == Bool.self {
+            if case .integer(let v) = stored { return .value(unsafeBitCast(v != 0, to: T.self)) }
+        } else if T.self == Date.self {
+            switch stored {
+            case .real(let d) where d.isFinite: return .value(unsafeBitCast(Date(timeIntervalSince1970: d), to: T.self))
+            case .integer(let i): return .value(unsafeBitCast(Date(timeIntervalSince1970: Double(i)), to: T.self))
+            default: break
+            }
+        } else if T.self == Data.self {
+            if case .blob(let d) = stored { return .value(unsafeBitCast(d, to: T.self)) }
+        }
+        return .miss
+    }
+}
+
+/// The outcome of a fast typed read.
+@usableFromInline
+enum FastRead<T> {
+    case value(T?)
+    case miss
+}
