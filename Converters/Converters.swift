@@ -79,13 +79,24 @@ public final class Converters: Sendable {
     /// anything else goes through the converter registered for its runtime type.
     public func encode(_ value: Any?) throws -> DatabaseValue {
         guard let value else { return .null }
+        return try encodeOpened(value)
+    }
+
+    /// `encode` for an argument as DicRecord receives it, without re-boxing it as `Any`.
+    package func encode(argument: (any Sendable)?) throws -> DatabaseValue {
+        guard let argument else { return .null }
+        return try encodeOpened(argument)
+    }
+
+    private func encodeOpened<T>(_ value: T) throws -> DatabaseValue {
         if fastPathEnabled, let fast = try FastPath.encode(value) { return fast }
-        if let dbValue = value as? DatabaseValue { return dbValue }
+        if T.self == DatabaseValue.self { return unsafeBitCast(value, to: DatabaseValue.self) }
         if let optional = value as? any OptionalMarker {
             return try encode(optional.wrappedAny)
         }
-        guard let converter = converter(for: type(of: value)) else {
-            throw ConversionError.noConverter(for: type(of: value))
+        let dynamicType = type(of: value as Any)
+        guard let converter = converter(for: dynamicType) else {
+            throw ConversionError.noConverter(for: dynamicType)
         }
         return try converter.encode(value)
     }

@@ -11,19 +11,19 @@ enum FastPath {
         ObjectIdentifier(Date.self),
     ]
 
-    /// The encoding of a fast-type value, or nil for any other type.
+    /// The encoding of a fast-type value, or nil for any other type. Called with an opened
+    /// existential, so the type test is a metatype comparison, not a dynamic cast.
     @inline(__always)
-    static func encode(_ value: Any) throws -> DatabaseValue? {
-        switch value {
-        case let v as Int: .integer(Int64(v))
-        case let v as String: .text(v)
-        case let v as Int64: .integer(v)
-        case let v as Double: try DoubleConverter().encode(v)
-        case let v as Data: .blob(v)
-        case let v as Bool: .integer(v ? 1 : 0)
-        case let v as Date: .real(v.timeIntervalSince1970)
-        default: nil
-        }
+    static func encode<T>(_ value: T) throws -> DatabaseValue? {
+        if T.self == Int.self { return .integer(Int64(unsafeBitCast(value, to: Int.self))) }
+        if T.self == String.self { return .text(unsafeBitCast(value, to: String.self)) }
+        if T.self == Int64.self { return .integer(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == Double.self { return try DoubleConverter().encode(unsafeBitCast(value, to: Double.self)) }
+        if T.self == Data.self { return .blob(unsafeBitCast(value, to: Data.self)) }
+        if T.self == Bool.self { return .integer(unsafeBitCast(value, to: Bool.self) ? 1 : 0) }
+        if T.self == Date.self { return .real(unsafeBitCast(value, to: Date.self).timeIntervalSince1970) }
+        if T.self == DatabaseValue.self { return unsafeBitCast(value, to: DatabaseValue.self) }
+        return nil
     }
 
     /// The decoded value when `T` is a fast type, nil otherwise.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Record {
     /// Decodes the record into a `Decodable` type, converting each column through the same
@@ -14,7 +15,8 @@ extension Record {
     }
 
     private func snapshot() -> DecodingRow {
-        lock.withLock { _ -> DecodingRow in DecodingRow(layout: self.layout, values: self.values) }
+        if !isMutated.load(ordering: .acquiring) { return DecodingRow(layout: baseLayout, values: baseValues) }
+        return lock.withLock { _ -> DecodingRow in DecodingRow(layout: self.layout, values: self.values) }
     }
 }
 

@@ -21,8 +21,8 @@ extension Record: Equatable, CustomStringConvertible {
     /// Column names to current values (the converted or written value, else the stored one; nil for NULL).
     public func toDictionary() -> [String: Any?] {
         var result: [String: Any?] = [:]
-        for (i, name) in columnNames.enumerated() where result[name] == nil {
-            result[name] = self[i]
+        for column in currentColumns where result.index(forKey: column.name) == nil {
+            result[column.name] = .some(column.current)
         }
         return result
     }
@@ -31,11 +31,11 @@ extension Record: Equatable, CustomStringConvertible {
     /// other converted values are written as they are stored.
     public func toJSON() throws -> String {
         var out = "{"
-        for (i, name) in columnNames.enumerated() {
+        for (i, column) in currentColumns.enumerated() {
             if i > 0 { out += "," }
-            JSONText.appendString(name, to: &out)
+            JSONText.appendString(column.name, to: &out)
             out += ":"
-            try JSONText.appendValue(self[i], stored: storedColumns[i].value, column: name, to: &out)
+            try JSONText.appendValue(column.current, stored: column.stored, column: column.name, to: &out)
         }
         return out + "}"
     }

@@ -2,10 +2,11 @@ import Foundation
 import Synchronization
 
 // Typed reads. They are inlinable so that, at a call site where `T` is known, reading an Int,
-// Int64, Double, String, Bool, Data or Date compiles down to a lock, an array load and a switch:
+// Int64, Double, String, Bool or Data compiles down to an atomic load, an array load and a switch:
 // no registry lookup, no boxing, no generic metadata. Every other type, every stored value that
 // needs a lenient conversion, and any process where a fast type's converter was replaced, take
-// the general path (`get(_:as:)`), whose results the fast path reproduces exactly.
+// the general path (`get(_:as:)`), whose results the fast path reproduces exactly. (Date is not
+// here: its converted value is kept, so that untyped reads and `toJSON` show a Date afterwards.)
 extension Record {
     /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
     /// value that does not convert (``get(_:as:)`` says why).
@@ -30,12 +31,18 @@ extension Record {
 
     @inlinable
     func storedValueForFastRead(_ column: String) -> DatabaseValue? {
-        lock.withLock { _ in layout.position(of: column).map { values[$0] } }
+        if !isMutated.load(ordering: .acquiring) {
+            return baseLayout.position(of: column).map { baseValues[$0] }
+        }
+        return lock.withLock { _ in layout.position(of: column).map { values[$0] } }
     }
 
     @inlinable
     func storedValueForFastRead(_ index: Int) -> DatabaseValue? {
-        lock.withLock { _ in values.indices.contains(index) ? values[index] : nil }
+        if !isMutated.load(ordering: .acquiring) {
+            return baseValues.indices.contains(index) ? baseValues[index] : nil
+        }
+        return lock.withLock { _ in values.indices.contains(index) ? values[index] : nil }
     }
 
     /// The decoded value when the fast path applies (`.miss` otherwise). A missing column and
@@ -59,12 +66,6 @@ extension Record {
             if case .integer(let v) = stored { return .value(unsafeBitCast(v, to: T.self)) }
         } else if T.self == Bool.self {
             if case .integer(let v) = stored { return .value(unsafeBitCast(v != 0, to: T.self)) }
-        } else if T.self == Date.self {
-            switch stored {
-            case .real(let d) where d.isFinite: return .value(unsafeBitCast(Date(timeIntervalSince1970: d), to: T.self))
-            case .integer(let i): return .value(unsafeBitCast(Date(timeIntervalSince1970: Double(i)), to: T.self))
-            default: break
-            }
         } else if T.self == Data.self {
             if case .blob(let d) = stored { return .value(unsafeBitCast(d, to: T.self)) }
         }

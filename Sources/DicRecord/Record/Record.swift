@@ -20,6 +20,16 @@ public typealias DatabaseArgument = (any Sendable)?
 /// A record may be read and written from several threads.
 @dynamicMemberLookup
 public final class Record: Sendable {
+    // Reads of a fetched record that no one has written take no lock (a lock costs more than
+    // the read itself). The fetched layout and values are kept as `baseLayout`/`baseValues`,
+    // never written again while `isMutated` is false; the first write sets `isMutated` (under the
+    // lock, before it writes) and from then on everything goes through the locked copies below,
+    // which start out sharing the base's storage. Only `reload`, on a record no one else
+    // references, rewrites the base.
+    @usableFromInline let isMutated = Atomic<Bool>(false)
+    @usableFromInline nonisolated(unsafe) var baseLayout: RowLayout
+    @usableFromInline nonisolated(unsafe) var baseValues: ContiguousArray<DatabaseValue>
+
     @usableFromInline let lock = Mutex<Void>(())
     // Guarded by `lock`.
     @usableFromInline nonisolated(unsafe) var layout: RowLayout
@@ -46,6 +56,13 @@ public final class Record: Sendable {
     init(layout: RowLayout, values: ContiguousArray<DatabaseValue>) {
         self.layout = layout
         self.values = values
+        self.baseLayout = layout
+        self.baseValues = values
+    }
+
+    /// Called with the lock held before any write to `layout` or `values`.
+    private func willMutate() {
+        if !isMutated.load(ordering: .relaxed) { isMutated.store(true, ordering: .releasing) }
     }
 
     /// An empty record; add columns by assigning them.
@@ -141,6 +158,7 @@ public final class Record: Sendable {
 
     private func removeColumns(_ positions: Set<Int>) {
         guard !positions.isEmpty else { return }
+        willMutate()
         layout = layout.removing(at: positions)
         values = ContiguousArray(values.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
         if let old = cells {
@@ -198,6 +216,7 @@ public final class Record: Sendable {
         let swiftValue = value.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
         lock.withLock { _ in
             let i = position(creating: column)
+            willMutate()
             values[i] = encoded
             var cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
             cell.encodingError = encodingError.map(ErrorBox.init)
@@ -210,6 +229,7 @@ public final class Record: Sendable {
     func put(_ column: String, _ value: DatabaseValue) {
         lock.withLock { _ in
             let i = position(creating: column)
+            willMutate()
             values[i] = value
             if cells != nil { cells![i] = Cell() }
         }
@@ -217,6 +237,7 @@ public final class Record: Sendable {
 
     private func position(creating column: String) -> Int {
         if let i = layout.position(of: column) { return i }
+        willMutate()
         layout = layout.appending(column)
         values.append(.null)
         cells?.append(Cell())
@@ -304,6 +325,11 @@ public final class Record: Sendable {
         lock.withLock { _ in Array(zip(layout.names, values)) }
     }
 
+    /// Every column with its stored and current value, read under one lock.
+    var currentColumns: [(name: String, stored: DatabaseValue, current: Any?)] {
+        lock.withLock { _ in layout.names.indices.map { (layout.names[$0], values[$0], currentValue(at: $0)) } }
+    }
+
     /// The stored value of `column`, or nil when there is no such column.
     func storedValue(_ column: String) -> DatabaseValue? {
         lock.withLock { _ in layout.position(of: column).map { values[$0] } }
@@ -338,9 +364,15 @@ public final class Record: Sendable {
     /// Overwrites the stored values in place and forgets converted values (see `Db.eachRecord`).
     func reload(layout: RowLayout, _ fill: (inout ContiguousArray<DatabaseValue>) -> Void) {
         lock.withLock { _ in
+            // No one else references this record: the base may be rewritten. Dropping the locked
+            // copy first leaves the base's buffer unshared, so it is refilled in place.
+            values = []
+            baseValues.removeAll(keepingCapacity: true)
+            fill(&baseValues)
+            baseLayout = layout
             self.layout = layout
-            values.removeAll(keepingCapacity: true)
-            fill(&values)
+            values = baseValues
+            isMutated.store(false, ordering: .relaxed)
             cells = nil
         }
     }

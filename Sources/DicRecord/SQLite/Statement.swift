@@ -98,8 +98,8 @@ final class Statement {
             for (offset, value) in values.enumerated() { bind(value, at: Int32(offset + 1)) }
         case .positional(let values):
             try checkCount(values.count, configName: configName)
-            for (offset, value) in values.enumerated() {
-                try bind(value, at: Int32(offset + 1), registry: registry, configName: configName)
+            for offset in values.indices {
+                try bind(values[offset], at: Int32(offset + 1), registry: registry, configName: configName)
             }
         case .named(let values):
             var usedKeys = Set<String>()
@@ -134,7 +134,7 @@ final class Statement {
     private func bind(_ argument: DatabaseArgument, at index: Int32, registry: Converters, configName: String) throws {
         let value: DatabaseValue
         do {
-            value = try registry.encode(argument)
+            value = try registry.encode(argument: argument)
         } catch let error as ConversionError {
             throw DicRecordError(.unsupportedArgument, "argument \(index): \(error)", sql: sql, configName: configName)
         }
