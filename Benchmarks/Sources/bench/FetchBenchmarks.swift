@@ -39,7 +39,7 @@ struct FetchBenchmarks {
 
     private func positional(_ raw: RawDatabase, _ queue: DatabaseQueue, _ db: Db) throws {
         try bench.workload("fetch_positional") { w in
-            try w.measure("raw") {
+            w.measure("raw") {
                 try raw.transaction {
                     let statement = try raw.prepare(Self.itemsSQL)
                     defer { sqlite3_finalize(statement) }
@@ -53,7 +53,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("grdb Row.fetchCursor, row[i] as Int") {
+            w.measure("grdb Row.fetchCursor, row[i] as Int") {
                 try queue.read { db in
                     let rows = try Row.fetchCursor(db, sql: Self.itemsSQL)
                     var sum = 0
@@ -63,7 +63,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("grdb Row.fetchAll, then row[i] as Int") {
+            w.measure("grdb Row.fetchAll, then row[i] as Int") {
                 try queue.read { db in
                     var sum = 0
                     for row in try Row.fetchAll(db, sql: Self.itemsSQL) {
@@ -72,7 +72,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("dicrecord each, r[i] as Int?") {
+            w.measure("dicrecord each, r[i] as Int?") {
                 try db.transaction { db in
                     var sum = 0
                     try db.each(Self.itemsSQL) { r in
@@ -82,7 +82,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("dicrecord find, then r[i] as Int?") {
+            w.measure("dicrecord find, then r[i] as Int?") {
                 try db.transaction { db in
                     var sum = 0
                     for r in try db.find(Self.itemsSQL) {
@@ -102,7 +102,7 @@ struct FetchBenchmarks {
             // dictionary built once per statement from `sqlite3_column_name`: what a program
             // without a library does, and the shape of the anchor's raw figure (39 ms, 1.7× its
             // positional 23 ms). The next row resolves the names to indexes once, for reference.
-            try w.measure("raw") {
+            w.measure("raw") {
                 try raw.transaction {
                     let statement = try raw.prepare(Self.itemsSQL)
                     defer { sqlite3_finalize(statement) }
@@ -118,7 +118,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("raw, names resolved once") {
+            w.measure("raw, names resolved once") {
                 try raw.transaction {
                     let statement = try raw.prepare(Self.itemsSQL)
                     defer { sqlite3_finalize(statement) }
@@ -133,7 +133,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("grdb Row.fetchCursor, row[name] as Int") {
+            w.measure("grdb Row.fetchCursor, row[name] as Int") {
                 try queue.read { db in
                     let rows = try Row.fetchCursor(db, sql: Self.itemsSQL)
                     var sum = 0
@@ -143,7 +143,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("grdb Row.fetchAll, then row[name] as Int") {
+            w.measure("grdb Row.fetchAll, then row[name] as Int") {
                 try queue.read { db in
                     var sum = 0
                     for row in try Row.fetchAll(db, sql: Self.itemsSQL) {
@@ -152,7 +152,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("dicrecord each, r[name] as Int?") {
+            w.measure("dicrecord each, r[name] as Int?") {
                 try db.transaction { db in
                     var sum = 0
                     try db.each(Self.itemsSQL) { r in
@@ -162,7 +162,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("dicrecord find, then r[name] as Int?") {
+            w.measure("dicrecord find, then r[name] as Int?") {
                 try db.transaction { db in
                     var sum = 0
                     for r in try db.find(Self.itemsSQL) {
@@ -171,7 +171,7 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            try w.measure("dicrecord find, then r.i0 … r.i9 as Int?") {
+            w.measure("dicrecord find, then r.i0 … r.i9 as Int?") {
                 try db.transaction { db in
                     var sum = 0
                     for r in try db.find(Self.itemsSQL) {
@@ -190,7 +190,7 @@ struct FetchBenchmarks {
 
     private func records(_ raw: RawDatabase, _ queue: DatabaseQueue, _ db: Db) throws {
         try bench.workload("fetch_records") { w in
-            try w.measure("raw", checksum: itemsChecksum) { () throws -> [Item] in
+            w.measure("raw", checksum: itemsChecksum) { () throws -> [Item] in
                 try raw.transaction {
                     let statement = try raw.prepare(Self.itemsSQL)
                     defer { sqlite3_finalize(statement) }
@@ -208,16 +208,16 @@ struct FetchBenchmarks {
                     return items
                 }
             }
-            try w.measure("grdb fetchAll, hand-written init(row:)", checksum: itemsChecksum) { () throws -> [Item] in
+            w.measure("grdb fetchAll, hand-written init(row:)", checksum: itemsChecksum) { () throws -> [Item] in
                 try queue.read { db in try Item.fetchAll(db, sql: Self.itemsSQL) }
             }
-            try w.measure("grdb fetchAll, Decodable", checksum: itemsChecksum) { () throws -> [DecodableItem] in
+            w.measure("grdb fetchAll, Decodable", checksum: itemsChecksum) { () throws -> [DecodableItem] in
                 try queue.read { db in try DecodableItem.fetchAll(db, sql: Self.itemsSQL) }
             }
-            try w.measure("dicrecord find, then typed reads by name", checksum: itemsChecksum) { () throws -> [Item] in
+            w.measure("dicrecord find, then typed reads by name", checksum: itemsChecksum) { () throws -> [Item] in
                 try db.transaction { db in try db.find(Self.itemsSQL).map(Item.init(record:)) }
             }
-            try w.measure("dicrecord find, then Record.decode", checksum: itemsChecksum) { () throws -> [Item] in
+            w.measure("dicrecord find, then Record.decode", checksum: itemsChecksum) { () throws -> [Item] in
                 try db.transaction { db in try db.find(Self.itemsSQL).map { try $0.decode(Item.self) } }
             }
         }
@@ -227,7 +227,7 @@ struct FetchBenchmarks {
 
     private func mixed(_ raw: RawDatabase, _ queue: DatabaseQueue, _ db: Db) throws {
         try bench.workload("fetch_mixed") { w in
-            try w.measure("raw", checksum: peopleChecksum) { () throws -> [Person] in
+            w.measure("raw", checksum: peopleChecksum) { () throws -> [Person] in
                 try raw.transaction {
                     let statement = try raw.prepare(Self.peopleSQL)
                     defer { sqlite3_finalize(statement) }
@@ -241,18 +241,18 @@ struct FetchBenchmarks {
                     return people
                 }
             }
-            try w.measure("grdb fetchAll, init(row:) by index, URL(string:)", checksum: peopleChecksum) { () throws -> [Person] in
+            w.measure("grdb fetchAll, init(row:) by index, URL(string:)", checksum: peopleChecksum) { () throws -> [Person] in
                 try queue.read { db in try Person.fetchAll(db, sql: Self.peopleSQL) }
             }
-            try w.measure("grdb fetchAll, init(row:) by name, GRDB's Date and URL",
+            w.measure("grdb fetchAll, init(row:) by name, GRDB's Date and URL",
                           checksum: { (people: [ConvenientPerson]) in peopleChecksum(people.map(\.person)) }) {
                 try queue.read { db in try ConvenientPerson.fetchAll(db, sql: Self.peopleSQL) }
             }
-            try w.measure("dicrecord find, then every field read", checksum: peopleChecksum) { () throws -> [Person] in
+            w.measure("dicrecord find, then every field read", checksum: peopleChecksum) { () throws -> [Person] in
                 try db.transaction { db in try db.find(Self.peopleSQL).map(Person.init(record:)) }
             }
             // Nothing read inside the clock: the checksum reads the records afterwards.
-            try w.measure("dicrecord find alone", checksum: { (records: [DicRecord.Record]) in peopleChecksum(records.map(Person.init(record:))) }) {
+            w.measure("dicrecord find alone", checksum: { (records: [DicRecord.Record]) in peopleChecksum(records.map(Person.init(record:))) }) {
                 try db.transaction { db in try db.find(Self.peopleSQL) }
             }
         }

@@ -7,10 +7,8 @@ struct BenchConfig {
     let quick: Bool
     /// Rows of `items` read by the fetch workloads.
     let itemRows: Int
-    /// Rows of `people` read by fetch_mixed and lookup_pk.
+    /// Rows of `people` read by fetch_mixed, and looked up one by one (each once) by lookup_pk.
     let peopleRows: Int
-    /// Point lookups in lookup_pk.
-    let lookups: Int
     /// Rows inserted by the insert workload.
     let insertRows: Int
     /// Rows of the paginated table.
@@ -25,7 +23,6 @@ struct BenchConfig {
         self.quick = quick
         itemRows = quick ? 2_000 : 100_000
         peopleRows = quick ? 2_000 : 100_000
-        lookups = quick ? 2_000 : 100_000
         insertRows = quick ? 2_000 : 100_000
         pageRows = quick ? 50_000 : 1_000_000
         pages = quick ? [1, 100, 1_250, 2_499] : [1, 100, 10_000, 49_999]

@@ -7,7 +7,8 @@ struct Measurement {
     let implementation: String
     /// Wall time of each timed run (warm-up excluded).
     let times: [Duration]
-    /// Peak resident memory of the process while this implementation ran, nil when unknown.
+    /// Peak resident memory of the process during this implementation's timed runs (the largest
+    /// of them), nil when unknown.
     let peakBytes: Int?
 
     var median: Duration {
@@ -33,10 +34,13 @@ struct ChecksumMismatch: Error, CustomStringConvertible {
 
 /// Runs the measurements and keeps their results.
 ///
-/// Every implementation gets one untimed warm-up run (skipped by `--quick`), then `runs` timed runs
-/// (5, or 1 with `--quick`); the report shows their median and minimum. Each run may have an
-/// untimed `setUp` (a fresh file for inserts, say) and returns a value whose checksum is computed
-/// after the clock stops and must equal the first implementation's (raw C, which runs first).
+/// A workload registers its implementations, then they run in rounds: one untimed warm-up round
+/// (skipped by `--quick`), then `runs` timed rounds (5, or 1 with `--quick`), each round running
+/// every implementation once in registration order. Interleaving spreads a burst of load from
+/// elsewhere on the machine over all implementations instead of one. The report shows the median
+/// and minimum of the timed runs. Each run may have an untimed `setUp` (a fresh file for inserts,
+/// say) and returns a value whose checksum is computed after the clock stops and must equal the
+/// first implementation's (raw C, registered first).
 final class Bench {
     let quick: Bool
     /// When set, only implementations whose name contains it run (for profiling one of them).
@@ -51,16 +55,27 @@ final class Bench {
     var runs: Int { quick ? 1 : 5 }
     var warmUp: Bool { !quick }
 
-    /// Measures the implementations of one workload; `body` calls `measure` once per implementation.
+    /// Measures the implementations of one workload; `body` registers them with `measure`.
     func workload(_ name: String, _ body: (Workload) throws -> Void) throws {
         log("\(name)")
-        try body(Workload(name: name, bench: self))
-    }
-
-    fileprivate func add(_ measurement: Measurement) {
-        measurements.append(measurement)
-        let median = String(format: "%.4f", measurement.median.seconds)
-        log("  \(measurement.implementation): median \(median) s")
+        let workload = Workload(name: name)
+        try body(workload)
+        let cases = workload.cases.filter { only == nil || $0.implementation.contains(only!) }
+        var times = Array(repeating: [Duration](), count: cases.count)
+        var peaks = Array(repeating: Int?(0), count: cases.count)
+        for round in 0..<(warmUp ? runs + 1 : runs) {
+            for (i, item) in cases.enumerated() {
+                let (elapsed, peak) = try item.run()
+                if warmUp && round == 0 { continue }
+                times[i].append(elapsed)
+                peaks[i] = peak.flatMap { peak in peaks[i].map { Swift.max($0, peak) } }
+            }
+        }
+        for (i, item) in cases.enumerated() {
+            let measurement = Measurement(workload: name, implementation: item.implementation, times: times[i], peakBytes: peaks[i])
+            measurements.append(measurement)
+            log("  \(item.implementation): median \(String(format: "%.4f", measurement.median.seconds)) s")
+        }
     }
 
     func log(_ text: String) {
@@ -68,48 +83,51 @@ final class Bench {
     }
 }
 
-/// The implementations of one workload, measured in turn against the same checksum.
+/// The implementations of one workload, measured against the same checksum.
 final class Workload {
     let name: String
-    private let bench: Bench
+    fileprivate var cases: [Case] = []
     private var reference: (implementation: String, checksum: Int)?
 
-    fileprivate init(name: String, bench: Bench) {
+    fileprivate struct Case {
+        let implementation: String
+        /// One run: set up, time the body, check its checksum; the time and the peak memory.
+        let run: () throws -> (Duration, Int?)
+    }
+
+    fileprivate init(name: String) {
         self.name = name
-        self.bench = bench
     }
 
-    /// Times `body`, whose result is an already computed checksum (the usual case: the body sums
-    /// what it reads while it reads).
-    func measure(_ implementation: String, setUp: () throws -> Void = {}, _ body: () throws -> Int) throws {
-        try measure(implementation, setUp: setUp, checksum: { $0 }, body)
+    /// Registers an implementation whose body returns an already computed checksum (the usual
+    /// case: the body sums what it reads while it reads).
+    func measure(_ implementation: String, setUp: @escaping () throws -> Void = {}, tearDown: @escaping () -> Void = {},
+                 _ body: @escaping () throws -> Int) {
+        measure(implementation, setUp: setUp, tearDown: tearDown, checksum: { $0 }, body)
     }
 
-    /// Times `body`; `checksum` runs after the clock stops, on the body's result.
-    func measure<R>(_ implementation: String, setUp: () throws -> Void = {}, checksum: (R) throws -> Int,
-                    _ body: () throws -> R) throws {
-        if let only = bench.only, !implementation.contains(only) { return }
+    /// Registers an implementation. Each run calls `setUp`, times `body`, computes `checksum` on
+    /// its result and calls `tearDown`; only `body` is timed.
+    func measure<R>(_ implementation: String, setUp: @escaping () throws -> Void = {}, tearDown: @escaping () -> Void = {},
+                    checksum: @escaping (R) throws -> Int, _ body: @escaping () throws -> R) {
         // Peak memory: before each timed run the kernel's high-water mark (VmHWM) is reset to the
         // current RSS (after handing freed heap memory back to the system) by writing "5" to
         // /proc/self/clear_refs, and read again as soon as the clock stops, so that it covers the
         // timed block only; the report shows the largest of the runs. Every implementation runs in
-        // this one process, so the figure includes the process's baseline (~25 MiB).
-        var times: [Duration] = []
-        var peak: Int? = 0
-        for run in 0..<(bench.warmUp ? bench.runs + 1 : bench.runs) {
+        // this one process, so the figure includes the process's baseline (~25 MiB) and whatever
+        // `setUp` built for the run; `tearDown` should drop it.
+        cases.append(Case(implementation: implementation) { [unowned self] in
             try setUp()
+            defer { tearDown() }
             let canMeasurePeak = MemoryMeter.resetPeak()
             let clock = ContinuousClock()
             let start = clock.now
             let result = try body()
             let elapsed = clock.now - start
-            let runPeak = canMeasurePeak ? MemoryMeter.peakBytes() : nil
+            let peak = canMeasurePeak ? MemoryMeter.peakBytes() : nil
             try verify(implementation, try checksum(result))
-            if bench.warmUp && run == 0 { continue }
-            times.append(elapsed)
-            peak = runPeak.flatMap { runPeak in peak.map { Swift.max($0, runPeak) } }
-        }
-        bench.add(Measurement(workload: name, implementation: implementation, times: times, peakBytes: peak))
+            return (elapsed, peak)
+        })
     }
 
     private func verify(_ implementation: String, _ checksum: Int) throws {

@@ -4,13 +4,13 @@ import Foundation
 import GRDB
 
 /// insert: `insertRows` rows × 10 INTEGER into an empty `items` table, in one transaction;
-/// BEGIN…COMMIT is timed. Every run starts untimed from a new file with the empty table and a
-/// new connection (so statement caches start empty too).
+/// BEGIN…COMMIT is timed. Before each run, untimed, every implementation gets a new file (one
+/// per library) with the empty table and a new connection, so statement caches start empty too.
 ///
-/// What each implementation inserts is built before the clock starts, for every library alike:
-/// GRDB's `StatementArguments` and `Item`s, DicRecord's `[[DatabaseArgument]]` and `Record`s
-/// (records are rebuilt for each run, since saving writes the generated rowid back into them).
-/// Raw C binds the loop counter and builds nothing.
+/// What each implementation inserts is also built before the clock starts, for every library
+/// alike, and dropped after the run: GRDB's `StatementArguments` and `Item`s, DicRecord's
+/// `[[DatabaseArgument]]` and `Record`s (rebuilt for each run, since saving writes the generated
+/// rowid back into them). Raw C binds the loop counter and builds nothing.
 struct InsertBenchmarks {
     let bench: Bench
     let config: BenchConfig
@@ -18,17 +18,20 @@ struct InsertBenchmarks {
     func run() throws {
         let rows = config.insertRows
         try bench.workload("insert") { w in
-            let path = config.path("insert.sqlite")
-            let checksum = { (_: Void) throws -> Int in
-                try RawDatabase(path: path).queryInt("SELECT sum(i0 + i1 + i2 + i3 + i4 + i5 + i6 + i7 + i8 + i9) FROM items")
+            // The checksum reads the table back after the run.
+            let checksum = { (path: String) in
+                { (_: Void) throws -> Int in
+                    try RawDatabase(path: path).queryInt("SELECT sum(i0 + i1 + i2 + i3 + i4 + i5 + i6 + i7 + i8 + i9) FROM items")
+                }
             }
 
+            // Raw C: prepared once, then reset + 10 binds + step per row.
+            let rawPath = config.path("insert-raw.sqlite")
             var raw: RawDatabase?
-            try w.measure("raw", setUp: {
-                raw = nil
-                raw = try RawDatabase(path: Self.newFile(path))
+            w.measure("raw", setUp: {
+                raw = try RawDatabase(path: Self.newFile(rawPath))
                 try raw!.execute(Fixtures.itemsSchema)
-            }, checksum: checksum) {
+            }, tearDown: { raw = nil }, checksum: checksum(rawPath)) {
                 let raw = raw!
                 try raw.transaction {
                     let statement = try raw.prepare(Fixtures.itemsInsert)
@@ -40,16 +43,22 @@ struct InsertBenchmarks {
                     }
                 }
             }
-            raw = nil
 
+            // GRDB: its fastest path (a cached statement with unchecked arguments), and records.
+            let grdbPath = config.path("insert-grdb.sqlite")
             var queue: DatabaseQueue?
             let newQueue = {
-                queue = nil
-                queue = try DatabaseQueue(path: Self.newFile(path))
+                queue = try DatabaseQueue(path: Self.newFile(grdbPath))
                 try queue!.write { db in try db.execute(sql: Fixtures.itemsSchema) }
             }
-            let argumentLists = (1...rows).map { StatementArguments(Array(repeating: $0, count: 10)) }
-            try w.measure("grdb cached statement, setUncheckedArguments + execute", setUp: newQueue, checksum: checksum) {
+            var argumentLists: [StatementArguments] = []
+            w.measure("grdb cached statement, setUncheckedArguments + execute", setUp: {
+                try newQueue()
+                argumentLists = (1...rows).map { StatementArguments(Array(repeating: $0, count: 10)) }
+            }, tearDown: {
+                queue = nil
+                argumentLists = []
+            }, checksum: checksum(grdbPath)) {
                 try queue!.write { db in
                     let statement = try db.cachedStatement(sql: Fixtures.itemsInsert)
                     for arguments in argumentLists {
@@ -58,34 +67,47 @@ struct InsertBenchmarks {
                     }
                 }
             }
-            let items = (1...rows).map { n in Item(i0: n, i1: n, i2: n, i3: n, i4: n, i5: n, i6: n, i7: n, i8: n, i9: n) }
-            try w.measure("grdb PersistableRecord insert", setUp: newQueue, checksum: checksum) {
+            var items: [Item] = []
+            w.measure("grdb PersistableRecord insert", setUp: {
+                try newQueue()
+                items = (1...rows).map { n in Item(i0: n, i1: n, i2: n, i3: n, i4: n, i5: n, i6: n, i7: n, i8: n, i9: n) }
+            }, tearDown: {
+                queue = nil
+                items = []
+            }, checksum: checksum(grdbPath)) {
                 try queue!.write { db in
                     for item in items { try item.insert(db) }
                 }
             }
-            queue = nil
 
+            // DicRecord: `batch` and `batchSave`, each one transaction of its own.
+            let dicrecordPath = config.path("insert-dicrecord.sqlite")
             var context: DbContext?
-            defer { context?.stop() }
             let newContext = {
-                context?.stop()
-                context = try Fixtures.startContext("insert", path: Self.newFile(path))
+                context = try Fixtures.startContext("insert", path: Self.newFile(dicrecordPath))
                 try Db.use("insert").update(Fixtures.itemsSchema)
             }
             let db = Db.use("insert")
-            let argumentRows: [[DatabaseArgument]] = (1...rows).map { Array(repeating: $0, count: 10) }
-            try w.measure("dicrecord batch(sql, rows)", setUp: newContext, checksum: checksum) {
+            var argumentRows: [[DatabaseArgument]] = []
+            w.measure("dicrecord batch(sql, rows)", setUp: {
+                try newContext()
+                argumentRows = (1...rows).map { Array(repeating: $0, count: 10) }
+            }, tearDown: {
+                context?.stop()
+                argumentRows = []
+            }, checksum: checksum(dicrecordPath)) {
                 _ = try db.batch(Fixtures.itemsInsert, argumentRows)
             }
             var records: [DicRecord.Record] = []
-            try w.measure("dicrecord batchSave(table, records)", setUp: {
-                records = []
+            w.measure("dicrecord batchSave(table, records)", setUp: {
                 try newContext()
                 records = try (1...rows).map { n in
                     try DicRecord.Record(["i0": n, "i1": n, "i2": n, "i3": n, "i4": n, "i5": n, "i6": n, "i7": n, "i8": n, "i9": n])
                 }
-            }, checksum: checksum) {
+            }, tearDown: {
+                context?.stop()
+                records = []
+            }, checksum: checksum(dicrecordPath)) {
                 _ = try db.batchSave("items", records)
             }
         }

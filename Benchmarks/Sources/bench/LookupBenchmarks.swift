@@ -21,7 +21,7 @@ struct LookupBenchmarks {
         let db = Db.use("people")
 
         try bench.workload("lookup_pk") { w in
-            try w.measure("raw") {
+            w.measure("raw") {
                 try raw.transaction {
                     // Prepared once per run, then bind, step, read, reset per id.
                     let statement = try raw.prepare(Self.sql)
@@ -36,7 +36,7 @@ struct LookupBenchmarks {
                     return sum
                 }
             }
-            try w.measure("grdb cached statement, Row.fetchOne") {
+            w.measure("grdb cached statement, Row.fetchOne") {
                 try queue.read { db in
                     let statement = try db.cachedStatement(sql: Self.sql)
                     var sum = 0
@@ -47,21 +47,21 @@ struct LookupBenchmarks {
                     return sum
                 }
             }
-            try w.measure("grdb Person.fetchOne(db, key:)") {
+            w.measure("grdb Person.fetchOne(db, key:)") {
                 try queue.read { db in
                     var sum = 0
                     for id in ids { sum &+= try Person.fetchOne(db, key: id)!.checksum }
                     return sum
                 }
             }
-            try w.measure("dicrecord findById") {
+            w.measure("dicrecord findById") {
                 try db.transaction { db in
                     var sum = 0
                     for id in ids { sum &+= Person(record: try db.findById("people", id)!).checksum }
                     return sum
                 }
             }
-            try w.measure("dicrecord findFirst(sql, id)") {
+            w.measure("dicrecord findFirst(sql, id)") {
                 try db.transaction { db in
                     var sum = 0
                     for id in ids { sum &+= Person(record: try db.findFirst(Self.sql, id)!).checksum }

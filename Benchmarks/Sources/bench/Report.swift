@@ -5,18 +5,19 @@ import Foundation
 enum Report {
     static func print(_ measurements: [Measurement], config: BenchConfig, wallTime: Duration) {
         let out = { (line: String) in Swift.print(line) }
-        out("DicRecord benchmarks — \(config.quick ? "--quick (1 run, no warm-up)" : "median and min of 5 runs after 1 warm-up")")
+        out("DicRecord benchmarks — \(config.quick ? "--quick (1 run, no warm-up)" : "median and min of 5 runs after 1 warm-up, implementations interleaved round by round")")
         out("")
         out("- date: \(ISO8601DateFormatter().string(from: Date()))")
         out("- machine: \(machineDescription())")
-        out("- SQLite \(config.sqliteVersion), release build, file-backed databases, journal DELETE, synchronous FULL for every implementation")
-        out("- rows: items \(config.itemRows), people \(config.peopleRows), lookups \(config.lookups), inserts \(config.insertRows), paginate \(config.pageRows)")
+        out("- SQLite \(config.sqliteVersion), release build, file-backed databases, journal DELETE and synchronous FULL for every implementation (DicRecord's default WAL is set to DELETE here)")
+        out("- reads run inside one transaction per call: raw BEGIN…COMMIT, GRDB `DatabaseQueue.read`, DicRecord `Db.transaction`")
+        out("- rows: items \(config.itemRows), people \(config.peopleRows), lookups \(config.peopleRows), inserts \(config.insertRows), paginate \(config.pageRows)")
         out("")
         out("| workload | implementation | median s | min s | × raw | peak MiB |")
         out("|---|---|---:|---:|---:|---:|")
         for m in measurements {
             let raw = measurements.first { $0.workload == m.workload && $0.implementation == "raw" }
-            let ratio = raw.map { String(format: "%.2f×", m.median.seconds / $0.median.seconds) } ?? "—"
+            let ratio = raw.map { format(ratio: m.median.seconds / $0.median.seconds) } ?? "—"
             let peak = m.peakBytes.map { String(format: "%.1f", Double($0) / 1_048_576) } ?? "n/a"
             out("| \(m.workload) | \(m.implementation) | \(format(m.median)) | \(format(m.min)) | \(ratio) | \(peak) |")
         }
@@ -24,8 +25,13 @@ enum Report {
         out("Wall time \(String(format: "%.1f", wallTime.seconds)) s (fixtures included).")
     }
 
+    /// Seconds with four decimals, six below a millisecond.
     private static func format(_ duration: Duration) -> String {
-        String(format: "%.4f", duration.seconds)
+        String(format: duration.seconds < 0.001 ? "%.6f" : "%.4f", duration.seconds)
+    }
+
+    private static func format(ratio: Double) -> String {
+        String(format: ratio < 0.1 ? "%.3f×" : "%.2f×", ratio)
     }
 
     private static func machineDescription() -> String {
