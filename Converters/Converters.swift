@@ -50,12 +50,17 @@ public final class Converters: Sendable {
 
     /// The converter for `type` (an `Optional` is looked up by its wrapped type), or nil.
     public func converter(for type: Any.Type) -> AnyTypeConverter? {
+        if let found = registered(ObjectIdentifier(type)) { return found }
         if let optional = type as? any OptionalMarker.Type {
             return converter(for: optional.wrappedType)
         }
-        let key = ObjectIdentifier(type)
+        return nil
+    }
+
+    /// The converter registered for exactly this type, here or in a parent.
+    private func registered(_ key: ObjectIdentifier) -> AnyTypeConverter? {
         if let found = table.withLock({ $0[key] }) { return found }
-        return parent?.converter(for: type)
+        return parent?.registered(key)
     }
 
     /// The column type for `type`, or nil when no converter is registered.
@@ -99,6 +104,18 @@ public final class Converters: Sendable {
             throw ConversionError.noConverter(for: dynamicType)
         }
         return try converter.encode(value)
+    }
+
+    /// Decodes a non-NULL `value` to `T` through the converter registered for exactly `T`;
+    /// nil when there is none (an Optional `T`, or no converter: use `decode` for those).
+    package func decodeRegistered<T>(_ value: DatabaseValue, as type: T.Type) throws -> T? {
+        if fastPathEnabled, let fast = try FastPath.decode(value, as: T.self) { return fast }
+        guard let converter = registered(ObjectIdentifier(T.self)) else { return nil }
+        let decoded = try converter.decode(value)
+        guard let typed = decoded as? T else {
+            throw ConversionError.cannotDecode(value, to: T.self, "the registered converter returned \(Swift.type(of: decoded))")
+        }
+        return typed
     }
 
     /// Decodes `value` to `T`. NULL decodes to nil when `T` is an Optional and throws otherwise.

@@ -25,8 +25,9 @@ public protocol TypeConverter: Sendable {
     func decode(_ value: DatabaseValue) throws -> Value
 }
 
-/// A converter with its `Value` type erased, as the registry keeps it.
-public struct AnyTypeConverter: Sendable {
+/// A converter with its `Value` type erased, as the registry keeps it. A class, so that handing
+/// one out of the registry costs one retain.
+public final class AnyTypeConverter: Sendable {
     /// The column type of the converted type.
     public let storageType: StorageType
     /// The converted Swift type's name, for messages.

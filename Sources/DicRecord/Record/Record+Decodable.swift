@@ -10,8 +10,7 @@ extension Record {
     /// ```
     public func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
         // One snapshot under the lock; the containers then read without locking.
-        let row = snapshot()
-        return try T(from: RecordDecoder(row: row, registry: row.layout.registry))
+        try T(from: RecordDecoder(row: snapshot()))
     }
 
     private func snapshot() -> DecodingRow {
@@ -20,10 +19,17 @@ extension Record {
     }
 }
 
-/// A record's columns and stored values, as `decode` reads them.
-private struct DecodingRow {
+/// A record's columns and stored values, as `decode` reads them. A class: the containers that
+/// Codable copies for every field then hold one reference, not three.
+private final class DecodingRow {
     let layout: RowLayout
     let values: ContiguousArray<DatabaseValue>
+    var registry: Converters { layout.registry }
+
+    init(layout: RowLayout, values: ContiguousArray<DatabaseValue>) {
+        self.layout = layout
+        self.values = values
+    }
 
     func value(_ column: String) -> DatabaseValue? {
         layout.position(of: column).map { values[$0] }
@@ -32,12 +38,11 @@ private struct DecodingRow {
 
 private struct RecordDecoder: Decoder {
     let row: DecodingRow
-    let registry: Converters
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedContainer<Key>(row: row, registry: registry))
+        KeyedDecodingContainer(KeyedContainer<Key>(row: row))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -51,7 +56,7 @@ private struct RecordDecoder: Decoder {
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let row: DecodingRow
-    let registry: Converters
+    var registry: Converters { row.registry }
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { row.layout.names.compactMap { Key(stringValue: $0) } }
 
@@ -72,7 +77,6 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func convert<T>(_ stored: DatabaseValue, _ key: Key, as type: T.Type) throws -> T {
-        if case .value(let value?) = Record.fastDecode(stored, as: T.self) { return value }
         do {
             return try registry.decode(stored, as: T.self)
         } catch let error as ConversionError {
@@ -80,12 +84,39 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         }
     }
 
-    // The common types skip the generic entry point that synthesized `init(from:)` would use.
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try convert(stored(key, type), key, as: type) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try convert(stored(key, type), key, as: type) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try convert(stored(key, type), key, as: type) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try convert(stored(key, type), key, as: type) }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try convert(stored(key, type), key, as: type) }
+    // The common types: concrete code with no generic metadata to look up per value. Anything
+    // but the canonical storage goes through the registry, as a typed read would.
+    private var fast: Bool { !Converters.anyReplacesFastPathType.load(ordering: .relaxed) }
+
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        let value = try stored(key, type)
+        if fast, case .integer(let v) = value, let i = Int(exactly: v) { return i }
+        return try convert(value, key, as: type)
+    }
+
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        let value = try stored(key, type)
+        if fast, case .integer(let v) = value { return v }
+        return try convert(value, key, as: type)
+    }
+
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        let value = try stored(key, type)
+        if fast, case .text(let s) = value { return s }
+        return try convert(value, key, as: type)
+    }
+
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        let value = try stored(key, type)
+        if fast, case .real(let d) = value { return d }
+        return try convert(value, key, as: type)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        let value = try stored(key, type)
+        if fast, case .integer(let v) = value { return v != 0 }
+        return try convert(value, key, as: type)
+    }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let stored = try stored(key, type)
@@ -109,8 +140,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         throw DecodingError.typeMismatch([Any].self, .init(codingPath: [key], debugDescription: "nested containers are read from JSON text columns"))
     }
 
-    func superDecoder() throws -> any Decoder { RecordDecoder(row: row, registry: registry) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { RecordDecoder(row: row, registry: registry) }
+    func superDecoder() throws -> any Decoder { RecordDecoder(row: row) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RecordDecoder(row: row) }
 }
 
 /// Decodes one column's value for types that decode from a single value (wrappers, enums).

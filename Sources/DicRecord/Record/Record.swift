@@ -27,16 +27,17 @@ public final class Record: Sendable {
     // which start out sharing the base's storage. Only `reload`, on a record no one else
     // references, rewrites the base.
     @usableFromInline let isMutated = Atomic<Bool>(false)
-    @usableFromInline nonisolated(unsafe) var baseLayout: RowLayout
-    @usableFromInline nonisolated(unsafe) var baseValues: ContiguousArray<DatabaseValue>
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseLayout: RowLayout
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: ContiguousArray<DatabaseValue>
 
     @usableFromInline let lock = Mutex<Void>(())
-    // Guarded by `lock`.
-    @usableFromInline nonisolated(unsafe) var layout: RowLayout
+    // Guarded by `lock`. (Exclusivity is the lock's job here, so the runtime's dynamic
+    // exclusivity checks, which cost as much as the reads they guard, are turned off.)
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var layout: RowLayout
     /// The stored value of each column, as SQLite has it or as it will be written.
-    @usableFromInline nonisolated(unsafe) var values: ContiguousArray<DatabaseValue>
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var values: ContiguousArray<DatabaseValue>
     /// Per-column Swift values and flags; nil until a column is converted or written.
-    nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
+    @exclusivity(unchecked) nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
 
     struct Cell {
         /// The converted value of the first typed read, or the value written.
@@ -273,7 +274,6 @@ public final class Record: Sendable {
 
     private struct Slot {
         let index: Int
-        let name: String
         let raw: DatabaseValue
         let cached: Any?
         let registry: Converters
@@ -282,12 +282,19 @@ public final class Record: Sendable {
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
         let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil }
-        return Slot(index: i, name: layout.names[i], raw: values[i], cached: cached, registry: layout.registry)
+        return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry)
     }
 
     private func convert<T>(_ slot: Slot, as type: T.Type) throws -> T {
         if let cached = slot.cached, let typed = cached as? T { return typed }
         do {
+            // The common case first: a converter for exactly `T` (no Optional to look through).
+            if slot.raw != .null, let decoded = try slot.registry.decodeRegistered(slot.raw, as: T.self) {
+                if slot.cached == nil, !slot.registry.isCheap(T.self) {
+                    keep(decoded, at: slot.index, ifStill: slot.raw)
+                }
+                return decoded
+            }
             let decoded: T = try slot.registry.decode(slot.raw)
             // Keep the first conversion (not for NULL, nor for types cheaper to convert than to keep).
             if slot.cached == nil, slot.raw != .null, !slot.registry.isCheap(T.self) {
@@ -300,14 +307,23 @@ public final class Record: Sendable {
                let typed = current as? T {
                 return typed
             }
-            throw error.inColumn(slot.name)
+            throw error.inColumn(columnName(at: slot.index))
         }
     }
 
-    private func keepConverted(_ value: Any, at index: Int, ifStill raw: DatabaseValue) {
+    private func columnName(at index: Int) -> String {
+        lock.withLock { _ in layout.names.indices.contains(index) ? layout.names[index] : "#\(index)" }
+    }
+
+    private func keepConverted<T>(_ value: T, at index: Int, ifStill raw: DatabaseValue) {
         let unwrapped: Any?
         if let optional = value as? any OptionalProtocol { unwrapped = optional.unwrapped } else { unwrapped = value }
         guard let unwrapped else { return }
+        keep(unwrapped, at: index, ifStill: raw)
+    }
+
+    /// Keeps a converted value unless the column changed meanwhile or already holds one.
+    private func keep(_ unwrapped: Any, at index: Int, ifStill raw: DatabaseValue) {
         lock.withLock { _ in
             guard values.indices.contains(index), values[index] == raw else { return }
             ensureCells()

@@ -7,8 +7,9 @@ final class RowLayout: Sendable {
     private let index: [String: Int]
     /// The converters typed reads use: the context's registry for fetched rows.
     let registry: Converters
-    /// True when two columns share a name in some spelling (`select a.id, b.id`).
-    private let hasDuplicates: Bool
+    /// Per column, the first 8 bytes of its ASCII-lowercased name packed in an integer, and its
+    /// length: a lookup compares integers, not strings (nil when a name is not ASCII).
+    private let packedNames: [PackedName]?
 
     init(names: [String], registry: Converters) {
         self.names = names
@@ -18,16 +19,19 @@ final class RowLayout: Sendable {
             index[name.lowercased()] = i
         }
         self.index = index
-        hasDuplicates = index.count < names.count
+        let packed = names.map(PackedName.init)
+        packedNames = packed.contains { $0 == nil } ? nil : packed.compactMap { $0 }
     }
 
     /// The position of `name`, compared case-insensitively as SQLite does; the leftmost wins.
     @usableFromInline
     func position(of name: String) -> Int? {
-        // Callers usually spell the name as the SELECT did: an exact scan avoids lowercasing.
-        // With duplicate names an exact match may not be the leftmost one, so only the index serves.
-        if names.count <= 16 && !hasDuplicates {
-            for i in names.indices where names[i] == name { return i }
+        if let packedNames, let query = PackedName(name) {
+            for i in packedNames.indices where packedNames[i].prefix == query.prefix && packedNames[i].length == query.length {
+                // Names longer than the packed prefix are confirmed byte by byte.
+                if query.length <= 8 || PackedName.equalIgnoringASCIICase(names[i], name) { return i }
+            }
+            return nil
         }
         return index[name.lowercased()]
     }
@@ -38,5 +42,31 @@ final class RowLayout: Sendable {
 
     func removing(at positions: Set<Int>) -> RowLayout {
         RowLayout(names: names.enumerated().filter { !positions.contains($0.offset) }.map(\.element), registry: registry)
+    }
+}
+
+/// An ASCII name's first 8 lowercased bytes and its length.
+struct PackedName: Sendable {
+    let prefix: UInt64
+    let length: Int
+
+    init?(_ name: String) {
+        var prefix: UInt64 = 0, length = 0
+        for byte in name.utf8 {
+            guard byte < 0x80 else { return nil }
+            if length < 8 { prefix = prefix << 8 | UInt64(Self.lower(byte)) }
+            length += 1
+        }
+        self.prefix = prefix
+        self.length = length
+    }
+
+    @inline(__always)
+    static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
+    static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
     }
 }
