@@ -27,24 +27,48 @@ extension Db {
             return sql
         }
 
-        func isKey(_ column: String) -> Bool {
-            keys.contains { $0.caseInsensitiveCompare(column) == .orderedSame }
-        }
     }
 
     func saveRecord(_ record: Record, plan: inout InsertPlan, on connection: Connection) throws -> Bool {
-        try record.checkEncodable()
-        // A NULL key is left out so that SQLite generates it.
-        let columns = record.storedColumns.filter { !($0.value == .null && plan.isKey($0.name)) }
-        let sql = plan.sql(for: columns.map(\.name))
-        let changed = try connection.run(sql, .values(columns.map(\.value)))
-        if plan.keys.count == 1, (record.storedValue(plan.keys[0]) ?? .null) == .null {
-            // Write the generated key back only where the table has that column.
-            if plan.keyIsColumn == nil { plan.keyIsColumn = connection.tableHasColumn(plan.table, plan.keys[0]) }
-            if plan.keyIsColumn == true { record.put(plan.keys[0], .integer(connection.lastInsertRowid)) }
+        try saveRecords([record], plan: &plan, on: connection)[0] > 0
+    }
+
+    /// Inserts `records` in order; consecutive records with the same columns share one prepared
+    /// statement, rebound per record. A NULL key is left out so that SQLite generates it, and the
+    /// generated key is written back where the table has that column. Returns the rows inserted by each.
+    func saveRecords(_ records: [Record], plan: inout InsertPlan, on connection: Connection) throws -> [Int] {
+        let key = plan.keys.count == 1 ? plan.keys[0] : nil
+        var counts: [Int] = []
+        counts.reserveCapacity(records.count)
+        var next = 0
+        while next < records.count {
+            var pending: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)? = try records[next].insertSnapshot(key: key)
+            let names = pending?.names ?? []
+            let sql = plan.sql(for: names)
+            next = try connection.withStatement(sql, .none, bind: false) { statement -> Int in
+                var index = next
+                while index < records.count {
+                    let record = records[index]
+                    let row: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)
+                    if let first = pending {
+                        row = first
+                        pending = nil
+                    } else {
+                        row = try record.insertSnapshot(key: key)
+                        guard row.names == names else { break }
+                    }
+                    counts.append(try connection.runPrepared(statement, .values(row.values)))
+                    if let key, row.keyIsMissing {
+                        if plan.keyIsColumn == nil { plan.keyIsColumn = connection.tableHasColumn(plan.table, key) }
+                        if plan.keyIsColumn == true { record.put(key, .integer(connection.lastInsertRowid)) }
+                    }
+                    record.clearModified()
+                    index += 1
+                }
+                return index
+            }
         }
-        record.clearModified()
-        return changed > 0
+        return counts
     }
 
     func updateRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
@@ -172,7 +196,7 @@ extension Db {
         return try writing { connection in
             var plan = InsertPlan(table: table, primaryKey: primaryKey)
             return try inTransaction(connection, {
-                try records.map { try saveRecord($0, plan: &plan, on: connection) ? 1 : 0 }
+                try saveRecords(records, plan: &plan, on: connection)
             }, commit: { _ in true })
         }
     }

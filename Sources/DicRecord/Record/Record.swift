@@ -91,7 +91,6 @@ public final class Record: Sendable {
         names.reserveCapacity(pairs.count)
         values.reserveCapacity(pairs.count)
         cells.reserveCapacity(pairs.count)
-        var seen: [String: Int] = [:]
         for (name, value) in pairs {
             let encoded: DatabaseValue
             do {
@@ -101,11 +100,10 @@ public final class Record: Sendable {
             }
             let swiftValue = value.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
             let cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
-            if let i = seen[name.lowercased()] {
+            if let i = names.firstIndex(where: { RowLayout.sameColumn($0, name) }) {
                 values[i] = encoded
                 cells[i] = cell
             } else {
-                seen[name.lowercased()] = names.count
                 names.append(name)
                 values.append(encoded)
                 cells.append(cell)
@@ -339,6 +337,22 @@ public final class Record: Sendable {
     /// Column names and stored values, in column order.
     var storedColumns: [(name: String, value: DatabaseValue)] {
         lock.withLock { _ in Array(zip(layout.names, values)) }
+    }
+
+    /// What an INSERT of this record binds, under one lock: every column but a NULL `key`, the
+    /// values, and whether `key` has no value (so the generated one should be written back).
+    func insertSnapshot(key: String?) throws -> (names: [String], values: [DatabaseValue], keyIsMissing: Bool) {
+        try lock.withLock { _ in
+            if let box = cells?.lazy.compactMap(\.encodingError).first { throw box.error }
+            let keyPosition = key.flatMap { layout.position(of: $0) }
+            guard let keyPosition, values[keyPosition] == .null else {
+                return (layout.names, Array(values), key != nil && keyPosition == nil)
+            }
+            var names = layout.names, kept = Array(values)
+            names.remove(at: keyPosition)
+            kept.remove(at: keyPosition)
+            return (names, kept, true)
+        }
     }
 
     /// Every column with its stored and current value, read under one lock.

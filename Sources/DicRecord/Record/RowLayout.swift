@@ -14,13 +14,16 @@ final class RowLayout: Sendable {
     init(names: [String], registry: Converters) {
         self.names = names
         self.registry = registry
-        var index: [String: Int] = [:]
-        for (i, name) in names.enumerated() where index[name.lowercased()] == nil {
-            index[name.lowercased()] = i
-        }
-        self.index = index
         let packed = names.map(PackedName.init)
         packedNames = packed.contains { $0 == nil } ? nil : packed.compactMap { $0 }
+        // The dictionary serves only layouts with a non-ASCII name (or non-ASCII lookups).
+        var index: [String: Int] = [:]
+        if packedNames == nil {
+            for (i, name) in names.enumerated() where index[name.lowercased()] == nil {
+                index[name.lowercased()] = i
+            }
+        }
+        self.index = index
     }
 
     /// The position of `name`, compared case-insensitively as SQLite does; the leftmost wins.
@@ -33,7 +36,20 @@ final class RowLayout: Sendable {
             }
             return nil
         }
+        if packedNames != nil {
+            // An ASCII layout and a non-ASCII name: compare as SQLite would, by lowercasing.
+            let lowered = name.lowercased()
+            return names.firstIndex { $0.lowercased() == lowered }
+        }
         return index[name.lowercased()]
+    }
+
+    /// Whether two column names are the same to SQLite (case-insensitive).
+    static func sameColumn(_ a: String, _ b: String) -> Bool {
+        if let pa = PackedName(a), let pb = PackedName(b) {
+            return pa.prefix == pb.prefix && pa.length == pb.length && (pa.length <= 8 || PackedName.equalIgnoringASCIICase(a, b))
+        }
+        return a.lowercased() == b.lowercased()
     }
 
     func appending(_ name: String) -> RowLayout {

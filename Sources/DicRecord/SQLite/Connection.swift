@@ -113,22 +113,23 @@ public final class Connection: @unchecked Sendable {
     /// Runs `sql` once per argument list on one prepared statement; returns the rows changed by each.
     func runEach(_ sql: String, _ rows: [Arguments]) throws -> [Int] {
         try withStatement(sql, .none, bind: false) { statement in
-            var counts: [Int] = []
-            counts.reserveCapacity(rows.count)
-            for arguments in rows {
-                try statement.bind(arguments, registry: registry, configName: configName)
-                let start = isTracing ? ContinuousClock.now : nil
-                let before = sqlite3_total_changes64(sqliteHandle)
-                while try step(statement, arguments) {}
-                counts.append(sqlite3_total_changes64(sqliteHandle) == before ? 0 : changes)
-                if let start {
-                    tracer.record(sql: sql, arguments: statement.describe(arguments, registry: registry),
-                                  configName: configName, duration: .now - start)
-                }
-                sqlite3_reset(statement.handle)
-            }
-            return counts
+            try rows.map { try runPrepared(statement, $0) }
         }
+    }
+
+    /// Binds `arguments` to a statement held by the caller, runs it to completion and resets it;
+    /// returns the rows it changed.
+    func runPrepared(_ statement: Statement, _ arguments: Arguments) throws -> Int {
+        try statement.bind(arguments, registry: registry, configName: configName)
+        let start = isTracing ? ContinuousClock.now : nil
+        let before = sqlite3_total_changes64(sqliteHandle)
+        defer { sqlite3_reset(statement.handle) }
+        while try step(statement, arguments) {}
+        if let start {
+            tracer.record(sql: statement.sql, arguments: statement.describe(arguments, registry: registry),
+                          configName: configName, duration: .now - start)
+        }
+        return sqlite3_total_changes64(sqliteHandle) == before ? 0 : changes
     }
 
     /// Whether `table` has a column named `column` (SQLite's schema, case-insensitive).
