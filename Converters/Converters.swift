@@ -15,7 +15,16 @@ public final class Converters: Sendable {
     public static let shared = Converters(parent: nil, converters: BuiltInConverters.all)
 
     private let parent: Converters?
-    private let table: Mutex<[ObjectIdentifier: AnyTypeConverter]>
+    /// The current table, an immutable snapshot read without a lock. Registration (rare) builds a
+    /// new snapshot under `writers` and publishes it; superseded snapshots are kept in `history`,
+    /// never freed, so a reader that loaded one can use it without retaining it.
+    private let current: Atomic<Unmanaged<Table>>
+    private let writers: Mutex<[Table]>
+
+    private final class Table: Sendable {
+        let converters: [ObjectIdentifier: AnyTypeConverter]
+        init(_ converters: [ObjectIdentifier: AnyTypeConverter]) { self.converters = converters }
+    }
     /// Set once a converter is registered here for one of the types that have a built-in fast path.
     private let replacesFastPathType = Atomic<Bool>(false)
     /// Set once any registry replaces a fast-path type: until then no registry needs the chain walk,
@@ -29,7 +38,9 @@ public final class Converters: Sendable {
 
     private init(parent: Converters?, converters: [ObjectIdentifier: AnyTypeConverter]) {
         self.parent = parent
-        self.table = Mutex(converters)
+        let first = Table(converters)
+        current = Atomic(Unmanaged.passUnretained(first))
+        writers = Mutex([first])
     }
 
     /// Registers `converter` in the global registry, replacing any earlier converter for the same type.
@@ -41,7 +52,13 @@ public final class Converters: Sendable {
     public func register<C: TypeConverter>(_ converter: C) {
         let key = ObjectIdentifier(C.Value.self)
         let erased = AnyTypeConverter(converter)
-        table.withLock { $0[key] = erased }
+        writers.withLock { history in
+            var converters = current.load(ordering: .acquiring).takeUnretainedValue().converters
+            converters[key] = erased
+            let next = Table(converters)
+            history.append(next)   // keeps it alive for good
+            current.store(Unmanaged.passUnretained(next), ordering: .releasing)
+        }
         if FastPath.types.contains(key) {
             replacesFastPathType.store(true, ordering: .releasing)
             Self.anyReplacesFastPathType.store(true, ordering: .releasing)
@@ -59,7 +76,7 @@ public final class Converters: Sendable {
 
     /// The converter registered for exactly this type, here or in a parent.
     private func registered(_ key: ObjectIdentifier) -> AnyTypeConverter? {
-        if let found = table.withLock({ $0[key] }) { return found }
+        if let found = current.load(ordering: .acquiring).takeUnretainedValue().converters[key] { return found }
         return parent?.registered(key)
     }
 
@@ -99,6 +116,9 @@ public final class Converters: Sendable {
         if let optional = value as? any OptionalMarker {
             return try encode(optional.wrappedAny)
         }
+        if let converter = registered(ObjectIdentifier(T.self)), let encoded = try converter.encode(exactly: value) {
+            return encoded
+        }
         let dynamicType = type(of: value as Any)
         guard let converter = converter(for: dynamicType) else {
             throw ConversionError.noConverter(for: dynamicType)
@@ -111,11 +131,7 @@ public final class Converters: Sendable {
     package func decodeRegistered<T>(_ value: DatabaseValue, as type: T.Type) throws -> T? {
         if fastPathEnabled, let fast = try FastPath.decode(value, as: T.self) { return fast }
         guard let converter = registered(ObjectIdentifier(T.self)) else { return nil }
-        let decoded = try converter.decode(value)
-        guard let typed = decoded as? T else {
-            throw ConversionError.cannotDecode(value, to: T.self, "the registered converter returned \(Swift.type(of: decoded))")
-        }
-        return typed
+        return try converter.decode(value, as: T.self)
     }
 
     /// Decodes `value` to `T`. NULL decodes to nil when `T` is an Optional and throws otherwise.
@@ -132,6 +148,7 @@ public final class Converters: Sendable {
         guard let converter = converter(for: T.self) else {
             throw ConversionError.noConverter(for: T.self)
         }
+        if let typed = try converter.decode(value, as: T.self) { return typed }
         let decoded = try converter.decode(value)
         guard let typed = decoded as? T else {
             throw ConversionError.cannotDecode(value, to: T.self, "the registered converter returned \(Swift.type(of: decoded))")

@@ -32,24 +32,48 @@ public final class AnyTypeConverter: Sendable {
     public let storageType: StorageType
     /// The converted Swift type's name, for messages.
     public let typeName: String
-    let encodeAny: @Sendable (Any) throws -> DatabaseValue
-    let decodeAny: @Sendable (DatabaseValue) throws -> Any
+    private let base: any TypeConverter
 
     init<C: TypeConverter>(_ converter: C) {
         storageType = converter.storageType
         typeName = String(reflecting: C.Value.self)
-        encodeAny = { value in
-            guard let typed = value as? C.Value else {
-                throw ConversionError.cannotEncode(value, "the converter for \(String(reflecting: C.Value.self)) got another type")
-            }
-            return try converter.encode(typed)
-        }
-        decodeAny = { value in try converter.decode(value) }
+        base = converter
     }
 
     /// Encodes a value of the converter's type.
-    public func encode(_ value: Any) throws -> DatabaseValue { try encodeAny(value) }
+    public func encode(_ value: Any) throws -> DatabaseValue {
+        try Self.encode(value, with: base)
+    }
 
     /// Decodes a non-NULL value to the converter's type.
-    public func decode(_ value: DatabaseValue) throws -> Any { try decodeAny(value) }
+    public func decode(_ value: DatabaseValue) throws -> Any {
+        try base.decode(value)
+    }
+
+    /// Encodes `value` when it is exactly of the converter's type (no cast, no box).
+    func encode<T>(exactly value: T) throws -> DatabaseValue? {
+        try Self.encode(exactly: value, with: base)
+    }
+
+    /// Decodes to `T` when `T` is exactly the converter's type (no box, no cast); nil otherwise.
+    func decode<T>(_ value: DatabaseValue, as type: T.Type) throws -> T? {
+        try Self.decode(value, as: T.self, with: base)
+    }
+
+    private static func encode<C: TypeConverter>(_ value: Any, with converter: C) throws -> DatabaseValue {
+        guard let typed = value as? C.Value else {
+            throw ConversionError.cannotEncode(value, "the converter for \(String(reflecting: C.Value.self)) got another type")
+        }
+        return try converter.encode(typed)
+    }
+
+    private static func encode<C: TypeConverter, T>(exactly value: T, with converter: C) throws -> DatabaseValue? {
+        guard T.self == C.Value.self else { return nil }
+        return try converter.encode(unsafeBitCast(value, to: C.Value.self))
+    }
+
+    private static func decode<C: TypeConverter, T>(_ value: DatabaseValue, as type: T.Type, with converter: C) throws -> T? {
+        guard T.self == C.Value.self else { return nil }
+        return unsafeBitCast(try converter.decode(value), to: T.self)
+    }
 }

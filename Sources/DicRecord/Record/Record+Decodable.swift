@@ -86,7 +86,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     // The common types: concrete code with no generic metadata to look up per value. Anything
     // but the canonical storage goes through the registry, as a typed read would.
-    private var fast: Bool { !Converters.anyReplacesFastPathType.load(ordering: .relaxed) }
+    private var fast: Bool { !Converters.anyReplacesFastPathType.load(ordering: .relaxed) || registry.fastPathEnabled }
 
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
         let value = try stored(key, type)
@@ -120,7 +120,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let stored = try stored(key, type)
-        if case .value(let value?) = Record.fastDecode(stored, as: T.self) { return value }
+        if fast, case .value(let value?) = Record.fastDecode(stored, as: T.self) { return value }
         if registry.converter(for: T.self) != nil || T.self == DatabaseValue.self {
             return try convert(stored, key, as: T.self)
         }

@@ -18,16 +18,26 @@ extension Record {
     /// A typed read by name: `let n: String? = record["t_name"]`.
     @inlinable
     public subscript<T>(column: String) -> T? {
-        if case .value(let value) = Self.fastDecode(storedValueForFastRead(column), as: T.self) { return value }
+        if fastPathAllowed, case .value(let value) = Self.fastDecode(storedValueForFastRead(column), as: T.self) { return value }
         return try? get(column, as: T.self)
     }
 
     /// A typed read by position in column order.
     @inlinable
     public subscript<T>(index: Int) -> T? {
-        if case .value(let value) = Self.fastDecode(storedValueForFastRead(index), as: T.self) { return value }
+        if fastPathAllowed, case .value(let value) = Self.fastDecode(storedValueForFastRead(index), as: T.self) { return value }
         return try? get(index, as: T.self)
     }
+
+    /// False when this record's converters replace a fast-path type. One relaxed load while no
+    /// registry anywhere does; otherwise the record's own registry chain decides.
+    @inlinable
+    var fastPathAllowed: Bool {
+        !Converters.anyReplacesFastPathType.load(ordering: .relaxed) || registryAllowsFastPath
+    }
+
+    @usableFromInline
+    var registryAllowsFastPath: Bool { registry.fastPathEnabled }
 
     @inlinable
     func storedValueForFastRead(_ column: String) -> DatabaseValue? {
@@ -49,7 +59,6 @@ extension Record {
     /// NULL read as nil, as on the general path.
     @inlinable @inline(__always)
     static func fastDecode<T>(_ stored: DatabaseValue?, as type: T.Type) -> FastRead<T> {
-        guard !Converters.anyReplacesFastPathType.load(ordering: .relaxed) else { return .miss }
         guard let stored else { return .value(nil) }
         if case .null = stored { return .value(nil) }
         if T.self == Int.self {

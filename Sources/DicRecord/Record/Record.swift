@@ -38,6 +38,9 @@ public final class Record: Sendable {
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var values: ContiguousArray<DatabaseValue>
     /// Per-column Swift values and flags; nil until a column is converted or written.
     @exclusivity(unchecked) nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
+    /// Values kept by typed reads, by column position: a short list, since a record usually
+    /// caches one or two conversions (Date, URL, ...) and one cell per column would cost more.
+    @exclusivity(unchecked) nonisolated(unsafe) private var converted: ContiguousArray<(index: Int, value: Any)>?
 
     struct Cell {
         /// The converted value of the first typed read, or the value written.
@@ -163,6 +166,23 @@ public final class Record: Sendable {
         if let old = cells {
             cells = ContiguousArray(old.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
         }
+        if let old = converted {
+            converted = ContiguousArray(old.filter { !positions.contains($0.index) }.map { entry in
+                (entry.index - positions.count { $0 < entry.index }, entry.value)
+            })
+        }
+    }
+
+    /// The value a typed read kept for column `i`, if any. Called with the lock held.
+    private func convertedValue(at i: Int) -> Any? {
+        guard let converted else { return nil }
+        for entry in converted where entry.index == i { return entry.value }
+        return nil
+    }
+
+    /// Forgets a kept conversion of column `i` (it was overwritten). Called with the lock held.
+    private func forgetConverted(at i: Int) {
+        if converted != nil { converted!.removeAll { $0.index == i } }
     }
 
     // MARK: Untyped access
@@ -193,6 +213,7 @@ public final class Record: Sendable {
 
     private func currentValue(at i: Int) -> Any? {
         if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue }
+        if let kept = convertedValue(at: i) { return kept }
         return values[i].storedValue
     }
 
@@ -221,6 +242,7 @@ public final class Record: Sendable {
             cell.encodingError = encodingError.map(ErrorBox.init)
             ensureCells()
             cells![i] = cell
+            forgetConverted(at: i)
         }
     }
 
@@ -231,6 +253,7 @@ public final class Record: Sendable {
             willMutate()
             values[i] = value
             if cells != nil { cells![i] = Cell() }
+            forgetConverted(at: i)
         }
     }
 
@@ -279,7 +302,7 @@ public final class Record: Sendable {
 
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
-        let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil }
+        let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: i)
         return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry)
     }
 
@@ -323,12 +346,13 @@ public final class Record: Sendable {
     /// Keeps a converted value unless the column changed meanwhile or already holds one.
     private func keep(_ unwrapped: Any, at index: Int, ifStill raw: DatabaseValue) {
         lock.withLock { _ in
-            guard values.indices.contains(index), values[index] == raw else { return }
-            ensureCells()
-            if !cells![index].hasSwiftValue {
-                cells![index].swiftValue = unwrapped
-                cells![index].hasSwiftValue = true
+            guard values.indices.contains(index), values[index] == raw,
+                  cells?[index].hasSwiftValue != true, convertedValue(at: index) == nil else { return }
+            if converted == nil {
+                converted = []
+                converted!.reserveCapacity(2)
             }
+            converted!.append((index, unwrapped))
         }
     }
 
@@ -392,19 +416,21 @@ public final class Record: Sendable {
     }
 
     /// Overwrites the stored values in place and forgets converted values (see `Db.eachRecord`).
-    func reload(layout: RowLayout, _ fill: (inout ContiguousArray<DatabaseValue>) -> Void) {
-        lock.withLock { _ in
-            // No one else references this record: the base may be rewritten. Dropping the locked
-            // copy first leaves the base's buffer unshared, so it is refilled in place.
-            values = []
-            baseValues.removeAll(keepingCapacity: true)
-            fill(&baseValues)
-            baseLayout = layout
-            self.layout = layout
-            values = baseValues
-            isMutated.store(false, ordering: .relaxed)
-            cells = nil
+    /// The caller guarantees that no one else references this record (`isKnownUniquelyReferenced`),
+    /// so no other thread can be reading it: no lock is taken.
+    func reload(layout newLayout: RowLayout, _ fill: (inout ContiguousArray<DatabaseValue>) -> Void) {
+        // Dropping the locked copy first leaves the base's buffer unshared: it is refilled in place.
+        values = []
+        baseValues.removeAll(keepingCapacity: true)
+        fill(&baseValues)
+        if baseLayout !== newLayout || layout !== newLayout {
+            baseLayout = newLayout
+            layout = newLayout
         }
+        values = baseValues
+        if isMutated.load(ordering: .relaxed) { isMutated.store(false, ordering: .relaxed) }
+        if cells != nil { cells = nil }
+        if converted != nil { converted = nil }
     }
 
     /// The registry typed reads use.

@@ -188,8 +188,9 @@ final class Statement {
         }
     }
 
+    /// Ready for the next use. Bindings are not cleared: every use binds every parameter
+    /// (the argument count is checked), so clearing would only cost a pass over them.
     func reset() {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
     }
 }

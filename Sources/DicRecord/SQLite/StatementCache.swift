@@ -11,10 +11,19 @@ struct StatementCache {
 
     var count: Int { statements.count }
 
+    /// The statement used last: a repeated call usually repeats its SQL, and comparing two
+    /// strings (often the same literal) is cheaper than hashing one.
+    private var mostRecent: Statement?
+
     /// The cached statement for `sql`, marked as just used; nil when absent.
     mutating func statement(for sql: String) -> Statement? {
-        guard let statement = statements[sql] else { return nil }
         clock &+= 1
+        if let last = mostRecent, last.sql == sql {
+            last.lastUsed = clock
+            return last
+        }
+        guard let statement = statements[sql] else { return nil }
+        mostRecent = statement
         statement.lastUsed = clock
         return statement
     }
@@ -26,6 +35,7 @@ struct StatementCache {
             // A linear scan on insertion only: capacity is small and lookups stay O(1).
             if let victim = statements.values.filter({ !$0.inUse }).min(by: { $0.lastUsed < $1.lastUsed }) {
                 statements[victim.sql] = nil
+                if mostRecent === victim { mostRecent = nil }
             }
         }
         clock &+= 1
@@ -35,6 +45,7 @@ struct StatementCache {
 
     /// Drops every statement not in use (they finalize when released).
     mutating func removeAll() {
+        mostRecent = nil
         statements = statements.filter { $0.value.inUse }
     }
 }

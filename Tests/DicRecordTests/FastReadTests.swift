@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import DicRecord
+
+/// The inlined typed reads (Int, Int64, Double, String, Bool, Data) must give exactly what the
+/// built-in converters give, whatever SQLite stored; writes, per-context converters and `each`'s
+/// record reuse must all be seen by them.
+@Suite struct FastReadTests {
+    static let stored: [DatabaseValue] = [
+        .integer(5), .integer(0), .integer(-1), .integer(Int64.max), .integer(Int64.min),
+        .real(3.0), .real(3.5), .real(-0.0), .real(1e300), .real(.infinity),
+        .text("12"), .text(" 7 "), .text("abc"), .text(""), .text("true"), .text("2.0"),
+        .blob(Data([1, 2, 3])), .blob(Data()), .null,
+    ]
+
+    /// What the converter (the general path) says; nil where it throws.
+    private func expected<C: TypeConverter>(_ value: DatabaseValue, _ converter: C) -> C.Value? {
+        value == .null ? nil : try? converter.decode(value)
+    }
+
+    @Test(arguments: stored)
+    func fastReadsAgreeWithTheConverters(_ value: DatabaseValue) throws {
+        try withDatabase { t in
+            let r = try #require(try t.db.findFirst("select ? as v", value))
+            #expect(r.isMutated.load(ordering: .relaxed) == false)   // the lock-free path is the one under test
+            #expect((r[0] as Int?) == expected(value, IntegerConverter<Int>()))
+            #expect((r["v"] as Int64?) == expected(value, IntegerConverter<Int64>()))
+            let double: Double? = r.v
+            #expect(double.map(\.bitPattern) == expected(value, DoubleConverter()).map(\.bitPattern))
+            #expect((r.v as String?) == expected(value, StringConverter()))
+            #expect((r.v as Bool?) == expected(value, BoolConverter()))
+            #expect((r.v as Data?) == expected(value, DataConverter()))
+        }
+    }
+
+    @Test func fastReadsSeeWritesAndRemovals() throws {
+        try withDatabase { t in
+            let r = try #require(try t.db.findFirst("select 1 as id, 40 as age, 'a' as name"))
+            #expect(r.age as Int? == 40)
+            r.age = 41
+            #expect(r.age as Int? == 41)
+            r.remove("id")
+            #expect(r[0] as Int? == 41)
+            #expect(r.id as Int? == nil)
+            r.name = nil
+            #expect(r.name as String? == nil)
+        }
+    }
+
+    @Test func aContextThatReplacesIntDecodesThroughItsConverterWhileOthersKeepTheFastPath() throws {
+        let calls = Atomic<Int>(0)
+        struct CountingInt: TypeConverter {
+            let calls: @Sendable () -> Void
+            var storageType: StorageType { .integer }
+            func encode(_ value: Int) throws -> DatabaseValue { .integer(Int64(value)) }
+            func decode(_ value: DatabaseValue) throws -> Int {
+                calls()
+                guard case .integer(let v) = value else { throw ConversionError.cannotDecode(value, to: Int.self, "INTEGER") }
+                return Int(v) * 10
+            }
+        }
+        try withDatabase { t in
+            let other = try DbContext.inMemory(configName: "other")
+            try other.start()
+            defer { other.stop() }
+            t.context.register(converter: CountingInt(calls: { calls.add(1, ordering: .relaxed) }))
+
+            let mine = try #require(try t.db.findFirst("select 4 as n"))
+            #expect(mine.n as Int? == 40)
+            #expect(mine[0] as Int? == 40)
+            let theirs = try #require(try Db.use("other").findFirst("select 4 as n"))
+            #expect(theirs.n as Int? == 4)
+            // One conversion: the second read of `n` finds the kept value; the other context never calls it.
+            #expect(calls.load(ordering: .relaxed) == 1)
+            struct Row: Decodable { var n: Int }
+            #expect(try mine.decode(Row.self).n == 40)
+            #expect(try theirs.decode(Row.self).n == 4)
+        }
+    }
+
+    @Test func eachReusesOnlyRecordsTheCallbackDidNotKeep() throws {
+        try withDatabase { t in
+            try t.db.update("create table n(i integer, s text)")
+            try t.db.batch("insert into n values (?, ?)", (1...50).map { (i: Int) -> [DatabaseArgument] in [i, "s\(i)"] })
+            var kept: [Record] = []
+            var sum = 0
+            try t.db.each("select * from n order by i") { r in
+                sum += (r.i as Int?) ?? 0
+                if (r.i as Int?)! % 10 == 0 { kept.append(r) }
+                return true
+            }
+            #expect(sum == (1...50).reduce(0, +))
+            #expect(kept.count == 5)
+            #expect(kept.compactMap { $0.i as Int? } == [10, 20, 30, 40, 50])
+            #expect(kept.compactMap { $0.s as String? } == ["s10", "s20", "s30", "s40", "s50"])
+            #expect(Set(kept.map(ObjectIdentifier.init)).count == 5)
+            // A record written in the callback and dropped is refilled cleanly for the next row.
+            var seen: [String] = []
+            try t.db.each("select * from n where i <= 3 order by i") { r in
+                r.extra = "x"
+                r.remove("i")
+                let s: String = r.s ?? "-"
+                seen.append("\(r.columnNames)|\(s)")
+                return true
+            }
+            #expect(seen == ["[\"s\", \"extra\"]|s1", "[\"s\", \"extra\"]|s2", "[\"s\", \"extra\"]|s3"])
+        }
+    }
+}
