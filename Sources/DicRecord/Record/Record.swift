@@ -23,24 +23,75 @@ public final class Record: Sendable {
     // Reads of a fetched record that no one has written take no lock (a lock costs more than
     // the read itself). The fetched layout and values are kept as `baseLayout`/`baseValues`,
     // never written again while `isMutated` is false; the first write sets `isMutated` (under the
-    // lock, before it writes) and from then on everything goes through the locked copies below,
-    // which start out sharing the base's storage. Only `reload`, on a record no one else
-    // references, rewrites the base.
+    // lock, before it writes) and from then on everything goes through the locked copy in
+    // `state`, which starts out sharing the base's storage. Only `reload`, on a record no one
+    // else references, rewrites the base.
     @usableFromInline let isMutated = Atomic<Bool>(false)
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseLayout: RowLayout
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: ContiguousArray<DatabaseValue>
 
     @usableFromInline let lock = Mutex<Void>(())
-    // Guarded by `lock`. (Exclusivity is the lock's job here, so the runtime's dynamic
-    // exclusivity checks, which cost as much as the reads they guard, are turned off.)
-    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var layout: RowLayout
-    /// The stored value of each column, as SQLite has it or as it will be written.
-    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var values: ContiguousArray<DatabaseValue>
-    /// Per-column Swift values and flags; nil until a column is converted or written.
-    @exclusivity(unchecked) nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
+    /// What a written record needs beyond its fetched row: nil until the first write, so that a
+    /// fetched record stays small and shares its layout. Guarded by `lock`.
+    /// (Exclusivity is the lock's job here, so the runtime's dynamic exclusivity checks, which
+    /// cost as much as the reads they guard, are turned off.)
+    @exclusivity(unchecked) nonisolated(unsafe) private var state: State?
+
+    private final class State {
+        /// The written copy of the layout and values, once the record has been written.
+        var layout: RowLayout?
+        var values: ContiguousArray<DatabaseValue>?
+        /// Per-column written Swift values and flags; nil until a column is written.
+        var cells: ContiguousArray<Cell>?
+    }
+
     /// Values kept by typed reads, by column position: a short list, since a record usually
-    /// caches one or two conversions (Date, URL, ...) and one cell per column would cost more.
+    /// keeps one or two conversions (Date, URL, ...). Outside `state`, so that keeping one costs
+    /// one allocation. Guarded by `lock`.
     @exclusivity(unchecked) nonisolated(unsafe) private var converted: ContiguousArray<(index: Int, value: Any)>?
+
+    private var stateObject: State {
+        if let state { return state }
+        let made = State()
+        state = made
+        return made
+    }
+
+    /// The current layout (the base until the record is written). Read and written under the lock.
+    @usableFromInline var layout: RowLayout {
+        get { state?.layout ?? baseLayout }
+        set {
+            let s = writableState
+            s.layout = newValue
+        }
+    }
+
+    /// The stored value of each column, as SQLite has it or as it will be written. Under the lock.
+    @usableFromInline var values: ContiguousArray<DatabaseValue> {
+        get { state?.values ?? baseValues }
+        _modify {
+            let s = writableState
+            yield &s.values!
+        }
+    }
+
+    /// The state, with its own copy of layout and values to write to.
+    private var writableState: State {
+        let s = stateObject
+        if s.values == nil {
+            s.values = baseValues
+            s.layout = baseLayout
+        }
+        return s
+    }
+
+    private var cells: ContiguousArray<Cell>? {
+        get { state?.cells }
+        _modify {
+            let s = stateObject
+            yield &s.cells
+        }
+    }
 
     struct Cell {
         /// The converted value of the first typed read, or the value written.
@@ -58,8 +109,6 @@ public final class Record: Sendable {
     }
 
     init(layout: RowLayout, values: ContiguousArray<DatabaseValue>) {
-        self.layout = layout
-        self.values = values
         self.baseLayout = layout
         self.baseValues = values
     }
@@ -419,18 +468,13 @@ public final class Record: Sendable {
     /// The caller guarantees that no one else references this record (`isKnownUniquelyReferenced`),
     /// so no other thread can be reading it: no lock is taken.
     func reload(layout newLayout: RowLayout, _ fill: (inout ContiguousArray<DatabaseValue>) -> Void) {
-        // Dropping the locked copy first leaves the base's buffer unshared: it is refilled in place.
-        values = []
+        // Dropping the state first leaves the base's buffer unshared: it is refilled in place.
+        if state != nil { state = nil }
+        if converted != nil { converted = nil }
         baseValues.removeAll(keepingCapacity: true)
         fill(&baseValues)
-        if baseLayout !== newLayout || layout !== newLayout {
-            baseLayout = newLayout
-            layout = newLayout
-        }
-        values = baseValues
+        if baseLayout !== newLayout { baseLayout = newLayout }
         if isMutated.load(ordering: .relaxed) { isMutated.store(false, ordering: .relaxed) }
-        if cells != nil { cells = nil }
-        if converted != nil { converted = nil }
     }
 
     /// The registry typed reads use.
