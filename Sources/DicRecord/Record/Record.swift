@@ -416,7 +416,8 @@ public final class Record: Sendable {
     /// values, and whether `key` has no value (so the generated one should be written back).
     func insertSnapshot(key: String?) throws -> (names: [String], values: [DatabaseValue], keyIsMissing: Bool) {
         try lock.withLock { _ in
-            if let box = cells?.lazy.compactMap(\.encodingError).first { throw box.error }
+            if let box = state?.cells?.lazy.compactMap(\.encodingError).first { throw box.error }
+            let layout = self.layout, values = self.values
             let keyPosition = key.flatMap { layout.position(of: $0) }
             guard let keyPosition, values[keyPosition] == .null else {
                 return (layout.names, Array(values), key != nil && keyPosition == nil)
@@ -459,8 +460,8 @@ public final class Record: Sendable {
     /// Clears the modified flags (after a successful save or update).
     func clearModified() {
         lock.withLock { _ in
-            guard cells != nil else { return }
-            for i in cells!.indices { cells![i].modified = false }
+            guard let state, state.cells != nil else { return }
+            for i in state.cells!.indices { state.cells![i].modified = false }
         }
     }
 
