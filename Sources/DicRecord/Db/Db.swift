@@ -91,20 +91,23 @@ public struct Db: Sendable {
     func eachRecord(_ sql: String, _ arguments: Arguments, _ body: (Record) throws -> Bool) throws {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
+                guard try connection.step(statement, arguments) else { return }
+                // Taken once, after the first step: SQLite re-prepares only there.
+                let layout = statement.rowLayout(registry: connection.registry)
+                let columnCount = statement.columnCount
                 var record: Record?
-                while try connection.step(statement, arguments) {
-                    let layout = statement.rowLayout(registry: connection.registry)
+                repeat {
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
                         record?.reload(layout: layout) { values in
-                            for i in 0..<statement.columnCount { values.append(statement.value(at: i)) }
+                            for i in 0..<columnCount { values.append(statement.value(at: i)) }
                         }
                     } else {
                         record = Record(layout: layout, values: statement.rowValues())
                     }
                     guard let current = record, try body(current) else { return }
-                }
+                } while try connection.step(statement, arguments)
             }
         }
     }
