@@ -66,9 +66,4 @@ final class ContextRegistry: Sendable {
     private static func main(of state: State) -> DbContext? {
         state.contexts["main"] ?? state.startOrder.first.flatMap { state.contexts[$0] }
     }
-
-    /// The main config's name, if any context is started.
-    var mainName: String? {
-        try? context(named: nil).configName
-    }
 }

@@ -450,13 +450,6 @@ public final class Record: Sendable {
         }
     }
 
-    /// Throws the first value that could not be encoded.
-    func checkEncodable() throws {
-        try lock.withLock { _ in
-            if let box = cells?.lazy.compactMap(\.encodingError).first { throw box.error }
-        }
-    }
-
     /// Clears the modified flags (after a successful save or update).
     func clearModified() {
         lock.withLock { _ in

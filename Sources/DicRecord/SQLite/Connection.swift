@@ -181,7 +181,7 @@ public final class Connection: @unchecked Sendable {
         guard let handle else {
             throw DicRecordError(.invalidArgument, "the SQL holds no statement", sql: sql, configName: configName)
         }
-        return Statement(handle: handle, sql: sql, isCached: cached)
+        return Statement(handle: handle, sql: sql)
     }
 
     /// True when `tail` holds only white space, semicolons and comments.

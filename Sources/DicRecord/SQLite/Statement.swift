@@ -28,17 +28,15 @@ final class Statement {
     let handle: OpaquePointer
     let sql: String
     let parameterCount: Int32
-    let isCached: Bool
     var inUse = false
     var lastUsed: UInt64 = 0
     /// The column layout shared by every record this statement produces, rebuilt when SQLite re-prepares.
     private var layout: RowLayout?
     private var layoutReprepareCount: Int32 = 0
 
-    init(handle: OpaquePointer, sql: String, isCached: Bool) {
+    init(handle: OpaquePointer, sql: String) {
         self.handle = handle
         self.sql = sql
-        self.isCached = isCached
         parameterCount = sqlite3_bind_parameter_count(handle)
     }
 
