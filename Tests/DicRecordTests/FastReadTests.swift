@@ -108,3 +108,40 @@ import Testing
         }
     }
 }
+
+/// The documented rule for calls nested in an `each` callback (ConnectionPool): reads take a
+/// fresh reader when one is free, so they see what the callback committed; with every reader
+/// busy they use the one the `each` holds instead of waiting for it.
+@Suite struct EachNestingTests {
+    @Test(arguments: [false, true])
+    func readsInAnEachCallbackSeeTheCallbacksCommittedWrites(inMemory: Bool) throws {
+        try withDatabase(inMemory: inMemory) { t in
+            try t.db.update("create table n(i integer)")
+            try t.db.batch("insert into n values (?)", [[1], [2], [3]])
+            var counts: [Int] = []
+            try t.db.each("select i from n where i <= 3 order by i") { r in
+                try t.db.update("insert into n values (?)", 100 + ((r.i as Int?) ?? 0))
+                counts.append(try t.db.queryInt("select count(*) from n") ?? -1)
+                return true
+            }
+            #expect(counts == [4, 5, 6])
+        }
+    }
+
+    @Test func withOneReaderANestedReadUsesTheHeldReaderInsteadOfWaiting() throws {
+        var options = DbContext.Options()
+        options.readerCount = 1
+        options.busyTimeout = 2
+        try withDatabase(options: options) { t in
+            try t.db.update("create table n(i integer)")
+            try t.db.batch("insert into n values (?)", [[1], [2]])
+            var inner: [Int] = []
+            try t.db.each("select i from n order by i") { _ in
+                // The only reader is held by this `each`: the nested read must not wait for it.
+                inner.append(try t.db.queryInt("select count(*) from n") ?? -1)
+                return true
+            }
+            #expect(inner == [2, 2])
+        }
+    }
+}
