@@ -23,7 +23,7 @@ import Testing
     func fastReadsAgreeWithTheConverters(_ value: DatabaseValue) throws {
         try withDatabase { t in
             let r = try #require(try t.db.findFirst("select ? as v", value))
-            #expect(r.isMutated.load(ordering: .relaxed) == false)   // the lock-free path is the one under test
+            #expect(r.isMutated == false)   // the lock-free path is the one under test
             #expect((r[0] as Int?) == expected(value, IntegerConverter<Int>()))
             #expect((r["v"] as Int64?) == expected(value, IntegerConverter<Int64>()))
             let double: Double? = r.v
@@ -31,6 +31,7 @@ import Testing
             #expect((r.v as String?) == expected(value, StringConverter()))
             #expect((r.v as Bool?) == expected(value, BoolConverter()))
             #expect((r.v as Data?) == expected(value, DataConverter()))
+            #expect((r.v as Date?) == expected(value, DateConverter()))
         }
     }
 
@@ -142,6 +143,52 @@ import Testing
                 return true
             }
             #expect(inner == [2, 2])
+        }
+    }
+}
+
+/// A Date read on the inlined path is "kept" as a per-column mark: the record then shows a Date
+/// to untyped reads and JSON, exactly as a kept conversion does.
+@Suite struct DateMarkTests {
+    private let seconds = 1_020_873_600.25
+
+    @Test func aTypedDateReadIsSeenByUntypedReadsAndJSONOfThatRecordOnly() throws {
+        try withDatabase { t in
+            let rows = try t.db.find("select 1 as id, ? as born union all select 2, ?", seconds, seconds)
+            let date: Date? = rows[0].born
+            #expect(date == Date(timeIntervalSince1970: seconds))
+            #expect(rows[0].born as? Date == date)
+            #expect(try rows[0].toJSON().contains("\"born\":\"2002-05-08T16:00:00.250Z\""))
+            #expect(rows[1].born as? Double == seconds)          // never read as a Date
+            #expect(try rows[1].toJSON().contains("\"born\":\(seconds)"))
+        }
+    }
+
+    @Test func writingTheColumnForgetsTheDateButRemovingAnotherColumnKeepsIt() throws {
+        try withDatabase { t in
+            let r = try #require(try t.db.findFirst("select 1 as id, ? as born, ? as died", seconds, seconds + 1))
+            let _: Date? = r.born
+            let _: Date? = r.died
+            r.remove("id")                                        // columns move: the marks must follow
+            #expect(r.born as? Date == Date(timeIntervalSince1970: seconds))
+            #expect(r.died as? Date == Date(timeIntervalSince1970: seconds + 1))
+            r.died = 7.5
+            #expect(r.died as? Double == 7.5)
+            #expect(r.born as? Date == Date(timeIntervalSince1970: seconds))
+        }
+    }
+
+    @Test func eachForgetsTheMarkOfThePreviousRow() throws {
+        try withDatabase { t in
+            try t.db.update("create table d(at real)")
+            try t.db.batch("insert into d values (?)", [[seconds], [seconds + 1]])
+            var untyped: [String] = []
+            try t.db.each("select at from d order by at") { r in
+                if untyped.isEmpty { let _: Date? = r.at }
+                untyped.append(r.at is Date ? "date" : "double")
+                return true
+            }
+            #expect(untyped == ["date", "double"])
         }
     }
 }

@@ -14,7 +14,7 @@ extension Record {
     }
 
     private func snapshot() -> DecodingRow {
-        if !isMutated.load(ordering: .acquiring) { return DecodingRow(layout: baseLayout, values: baseValues) }
+        if !isMutated { return DecodingRow(layout: baseLayout, values: baseValues) }
         return lock.withLock { _ -> DecodingRow in DecodingRow(layout: self.layout, values: self.values) }
     }
 }

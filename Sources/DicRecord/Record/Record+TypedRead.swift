@@ -2,11 +2,12 @@ import Foundation
 import Synchronization
 
 // Typed reads. They are inlinable so that, at a call site where `T` is known, reading an Int,
-// Int64, Double, String, Bool or Data compiles down to an atomic load, an array load and a switch:
+// Int64, Double, String, Bool, Data or Date compiles down to an atomic load, an array load and a switch:
 // no registry lookup, no boxing, no generic metadata. Every other type, every stored value that
 // needs a lenient conversion, and any process where a fast type's converter was replaced, take
-// the general path (`get(_:as:)`), whose results the fast path reproduces exactly. (Date is not
-// here: its converted value is kept, so that untyped reads and `toJSON` show a Date afterwards.)
+// the general path (`get(_:as:)`), whose results the fast path reproduces exactly. Date is here
+// too: it marks its column in `flags`, so that untyped reads and `toJSON` show a Date afterwards,
+// as a kept conversion would.
 extension Record {
     /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
     /// value that does not convert (``get(_:as:)`` says why).
@@ -18,15 +19,34 @@ extension Record {
     /// A typed read by name: `let n: String? = record["t_name"]`.
     @inlinable
     public subscript<T>(column: String) -> T? {
-        if fastPathAllowed, case .value(let value) = Self.fastDecode(storedValueForFastRead(column), as: T.self) { return value }
+        if fastPathAllowed {
+            let found = storedValueForFastRead(column)
+            if case .value(let value) = Self.fastDecode(found?.value, as: T.self) {
+                guard T.self == Date.self, value != nil, let index = found?.index else { return value }
+                if keepDate(at: index) { return value }
+            }
+        }
         return try? get(column, as: T.self)
     }
 
     /// A typed read by position in column order.
     @inlinable
     public subscript<T>(index: Int) -> T? {
-        if fastPathAllowed, case .value(let value) = Self.fastDecode(storedValueForFastRead(index), as: T.self) { return value }
+        if fastPathAllowed, case .value(let value) = Self.fastDecode(storedValueForFastRead(index), as: T.self) {
+            guard T.self == Date.self, value != nil else { return value }
+            if keepDate(at: index) { return value }
+        }
         return try? get(index, as: T.self)
+    }
+
+    /// Marks column `index` as read as a Date (see `flags`); false for a column past the 63 the
+    /// marks cover, which then keeps its Date the general way.
+    @inlinable
+    func keepDate(at index: Int) -> Bool {
+        guard index < 63 else { return false }
+        let bit = UInt64(1) << UInt64(index)
+        if flags.load(ordering: .relaxed) & bit == 0 { flags.bitwiseOr(bit, ordering: .relaxed) }
+        return true
     }
 
     /// False when this record's converters replace a fast-path type. One relaxed load while no
@@ -40,16 +60,16 @@ extension Record {
     var registryAllowsFastPath: Bool { registry.fastPathEnabled }
 
     @inlinable
-    func storedValueForFastRead(_ column: String) -> DatabaseValue? {
-        if !isMutated.load(ordering: .acquiring) {
-            return baseLayout.position(of: column).map { baseValues[$0] }
+    func storedValueForFastRead(_ column: String) -> (index: Int, value: DatabaseValue)? {
+        if !isMutated {
+            return baseLayout.position(of: column).map { ($0, baseValues[$0]) }
         }
-        return lock.withLock { _ in layout.position(of: column).map { values[$0] } }
+        return lock.withLock { _ in layout.position(of: column).map { ($0, values[$0]) } }
     }
 
     @inlinable
     func storedValueForFastRead(_ index: Int) -> DatabaseValue? {
-        if !isMutated.load(ordering: .acquiring) {
+        if !isMutated {
             return baseValues.indices.contains(index) ? baseValues[index] : nil
         }
         return lock.withLock { _ in values.indices.contains(index) ? values[index] : nil }
@@ -77,6 +97,15 @@ extension Record {
             if case .integer(let v) = stored { return .value(unsafeBitCast(v != 0, to: T.self)) }
         } else if T.self == Data.self {
             if case .blob(let d) = stored { return .value(unsafeBitCast(d, to: T.self)) }
+        } else if T.self == Date.self {
+            // As DateConverter decodes REAL and INTEGER seconds; TEXT dates take the general path.
+            switch stored {
+            case .real(let seconds) where seconds.isFinite:
+                return .value(unsafeBitCast(Date(timeIntervalSince1970: seconds), to: T.self))
+            case .integer(let seconds):
+                return .value(unsafeBitCast(Date(timeIntervalSince1970: TimeInterval(seconds)), to: T.self))
+            default: break
+            }
         }
         return .miss
     }

@@ -26,7 +26,14 @@ public final class Record: Sendable {
     // lock, before it writes) and from then on everything goes through the locked copy in
     // `state`, which starts out sharing the base's storage. Only `reload`, on a record no one
     // else references, rewrites the base.
-    @usableFromInline let isMutated = Atomic<Bool>(false)
+    /// Bit 63: the record has been written (`isMutated`). Bits 0...62: column i was read as a
+    /// Date on the inlined path. A Date from REAL is cheap and exact to rebuild, so that bit is how
+    /// such a read "keeps" its value: untyped reads and `toJSON` then show a Date, with nothing
+    /// allocated.
+    @usableFromInline let flags = Atomic<UInt64>(0)
+    @usableFromInline static var mutatedBit: UInt64 { 1 << 63 }
+
+    @usableFromInline var isMutated: Bool { flags.load(ordering: .acquiring) & Self.mutatedBit != 0 }
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseLayout: RowLayout
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: ContiguousArray<DatabaseValue>
 
@@ -115,7 +122,9 @@ public final class Record: Sendable {
 
     /// Called with the lock held before any write to `layout` or `values`.
     private func willMutate() {
-        if !isMutated.load(ordering: .relaxed) { isMutated.store(true, ordering: .releasing) }
+        if flags.load(ordering: .relaxed) & Self.mutatedBit == 0 {
+            flags.bitwiseOr(Self.mutatedBit, ordering: .releasing)
+        }
     }
 
     /// An empty record; add columns by assigning them.
@@ -209,6 +218,7 @@ public final class Record: Sendable {
 
     private func removeColumns(_ positions: Set<Int>) {
         guard !positions.isEmpty else { return }
+        keepMarkedDates()
         willMutate()
         layout = layout.removing(at: positions)
         values = ContiguousArray(values.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
@@ -232,6 +242,23 @@ public final class Record: Sendable {
     /// Forgets a kept conversion of column `i` (it was overwritten). Called with the lock held.
     private func forgetConverted(at i: Int) {
         if converted != nil { converted!.removeAll { $0.index == i } }
+        if i < 63 { flags.bitwiseAnd(~(UInt64(1) << UInt64(i)), ordering: .relaxed) }
+    }
+
+    /// Whether column `i` was read as a Date on the inlined path.
+    private func isMarkedDate(_ i: Int) -> Bool {
+        i < 63 && flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0
+    }
+
+    /// Turns Date marks into kept values, before columns move. Called with the lock held.
+    private func keepMarkedDates() {
+        for i in values.indices where isMarkedDate(i) && convertedValue(at: i) == nil && cells?[i].hasSwiftValue != true {
+            if let date = try? DateConverter().decode(values[i]) {
+                if converted == nil { converted = [] }
+                converted!.append((i, date))
+            }
+        }
+        flags.bitwiseAnd(Self.mutatedBit, ordering: .relaxed)
     }
 
     // MARK: Untyped access
@@ -263,6 +290,7 @@ public final class Record: Sendable {
     private func currentValue(at i: Int) -> Any? {
         if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue }
         if let kept = convertedValue(at: i) { return kept }
+        if isMarkedDate(i), let date = try? DateConverter().decode(values[i]) { return date }
         return values[i].storedValue
     }
 
@@ -468,7 +496,7 @@ public final class Record: Sendable {
         baseValues.removeAll(keepingCapacity: true)
         fill(&baseValues)
         if baseLayout !== newLayout { baseLayout = newLayout }
-        if isMutated.load(ordering: .relaxed) { isMutated.store(false, ordering: .relaxed) }
+        if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }
     }
 
     /// The registry typed reads use.
