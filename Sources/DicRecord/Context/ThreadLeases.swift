@@ -13,6 +13,8 @@ import Darwin
 final class ThreadLeases {
     var writers: [ObjectIdentifier: Connection] = [:]
     var readers: [ObjectIdentifier: Connection] = [:]
+    /// The last `findById` statement this thread built (see `Db.findById`).
+    var lastFindById: (table: String, key: String, columns: String, sql: String)?
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()

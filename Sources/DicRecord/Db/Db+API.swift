@@ -39,7 +39,7 @@ extension Db {
 
     /// The row of `table` whose `primaryKey` is `id`, or nil.
     public func findById(_ table: String, _ id: DatabaseArgument, primaryKey: String = "id", columns: String = "*") throws -> Record? {
-        try findByKeys(table, keys: [primaryKey], values: .positional([id]), columns: columns)
+        try findRecordById(table, id, primaryKey: primaryKey, columns: columns)
     }
 
     /// The row of `table` with a composite key: `findByIds("enrollment", primaryKey: "student_id, course_id", 1, 7)`.

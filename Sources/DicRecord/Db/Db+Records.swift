@@ -101,6 +101,20 @@ extension Db {
         try findFirstRecord("SELECT \(columns) FROM \(SqlText.quote(table)) WHERE \(whereKeys(keys)) LIMIT 1", values)
     }
 
+    /// `findById`'s SELECT. Its text is remembered per thread for the last (table, key, columns),
+    /// so that a loop of lookups does not rebuild it each time.
+    func findRecordById(_ table: String, _ id: DatabaseArgument, primaryKey: String, columns: String) throws -> Record? {
+        let leases = ThreadLeases.current
+        let sql: String
+        if let last = leases.lastFindById, last.table == table, last.key == primaryKey, last.columns == columns {
+            sql = last.sql
+        } else {
+            sql = "SELECT \(columns) FROM \(SqlText.quote(table)) WHERE \(whereKeys([primaryKey])) LIMIT 1"
+            leases.lastFindById = (table, primaryKey, columns, sql)
+        }
+        return try findFirstRecord(sql, .positional([id]))
+    }
+
     private func whereKeys(_ keys: [String]) -> String {
         keys.map { "\(SqlText.quote($0)) = ?" }.joined(separator: " AND ")
     }
