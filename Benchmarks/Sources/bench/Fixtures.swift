@@ -107,38 +107,27 @@ final class Fixtures {
 
     /// items(i0…i9 INTEGER): every column of row n holds n, n = 1…itemRows.
     var itemsPath: String {
-        get throws {
-            let path = config.path("items.sqlite")
-            if built.insert(path).inserted {
-                config.log("building \(config.itemRows) items")
-                try Self.createItems(at: path, rows: config.itemRows)
-            }
-            return path
-        }
+        get throws { try fixture("items.sqlite", "\(config.itemRows) items") { try Self.createItems(at: $0, rows: config.itemRows) } }
     }
 
     /// people, peopleRows rows (fetch_mixed, lookup_pk).
     var peoplePath: String {
-        get throws {
-            let path = config.path("people.sqlite")
-            if built.insert(path).inserted {
-                config.log("building \(config.peopleRows) people")
-                try Self.createPeople(at: path, rows: config.peopleRows)
-            }
-            return path
-        }
+        get throws { try fixture("people.sqlite", "\(config.peopleRows) people") { try Self.createPeople(at: $0, rows: config.peopleRows) } }
     }
 
     /// people, pageRows rows (paginate).
     var pagesPath: String {
-        get throws {
-            let path = config.path("pages.sqlite")
-            if built.insert(path).inserted {
-                config.log("building \(config.pageRows) people for paginate")
-                try Self.createPeople(at: path, rows: config.pageRows)
-            }
-            return path
+        get throws { try fixture("pages.sqlite", "\(config.pageRows) people for paginate") { try Self.createPeople(at: $0, rows: config.pageRows) } }
+    }
+
+    /// The path of fixture `file`, built by `build` the first time it is asked for.
+    private func fixture(_ file: String, _ what: String, build: (String) throws -> Void) throws -> String {
+        let path = config.path(file)
+        if built.insert(path).inserted {
+            config.log("building \(what)")
+            try build(path)
         }
+        return path
     }
 
     static let itemsSchema = "CREATE TABLE items (i0 INTEGER, i1 INTEGER, i2 INTEGER, i3 INTEGER, i4 INTEGER, i5 INTEGER, i6 INTEGER, i7 INTEGER, i8 INTEGER, i9 INTEGER)"
