@@ -26,6 +26,17 @@ public final class DbContext: Sendable {
     let tracer: SqlTracer
     private let isMemory: Bool
     private let running = Mutex<Running?>(nil)
+    private let schema = Mutex(SchemaDeclarations())
+
+    /// The models and migrations registered with this context.
+    private struct SchemaDeclarations: @unchecked Sendable {
+        // Model metatypes are only read to build schemas and run init(); they are never shared mutable state.
+        var models: [Model.Type] = []
+        var registered: Set<ObjectIdentifier> = []
+        /// Models registered after start whose schema work failed: their operations throw this.
+        var failures: [ObjectIdentifier: any Error] = [:]
+        var migrations: [DatabaseMigration] = []
+    }
 
     private struct Running: Sendable {
         let pool: ConnectionPool
@@ -64,12 +75,68 @@ public final class DbContext: Sendable {
         converters.register(converter)
     }
 
+    /// Registers model classes: at start their tables are created or brought up to date (one
+    /// transaction for all of them). Registered after start, the schema work runs at once; if it
+    /// fails, the model's operations throw why.
+    /// ```swift
+    /// main.register(Student.self, Teacher.self)
+    /// ```
+    public func register(_ models: Model.Type...) {
+        let added = schema.withLock { declarations -> [Model.Type] in
+            var added: [Model.Type] = []
+            for model in models where declarations.registered.insert(ObjectIdentifier(model)).inserted {
+                declarations.models.append(model)
+                added.append(model)
+            }
+            return added
+        }
+        guard !added.isEmpty, let pool = running.withLock({ $0?.pool }) else { return }
+        do {
+            try runSchemaUpkeep(pool, models: added, migrations: [])
+        } catch {
+            schema.withLock { declarations in
+                for model in added { declarations.failures[ObjectIdentifier(model)] = error }
+            }
+        }
+    }
+
+    /// Declares step `version` of this database's migrations (patchwork's): at start, the steps
+    /// above the file's `PRAGMA user_version` run in order, each in its own transaction, and
+    /// stamp their version. A database whose version is above the last step is refused.
+    /// ```swift
+    /// main.migration(version: 1) { db in try db.update("create table log(id integer primary key, line text)") }
+    /// main.migration(version: 2) { db in try db.update("alter table log add column at real") }
+    /// ```
+    /// Migrations run before the models' schema work, so a model table can be changed here first.
+    public func migration(version: Int, _ body: @escaping @Sendable (Db) throws -> Void) {
+        schema.withLock { $0.migrations.append(DatabaseMigration(version: version, body: body)) }
+    }
+
+    /// Whether `model` is registered here; throws why a model registered after start is unusable.
+    func hasModel(_ model: Model.Type) throws -> Bool {
+        try schema.withLock { declarations in
+            if let failure = declarations.failures[ObjectIdentifier(model)] { throw failure }
+            return declarations.registered.contains(ObjectIdentifier(model))
+        }
+    }
+
+    private func runSchemaUpkeep(_ pool: ConnectionPool, models: [Model.Type], migrations: [DatabaseMigration]) throws {
+        guard !models.isEmpty || !migrations.isEmpty else { return }
+        let registry = ContextRegistry.active
+        try pool.write { connection in
+            try SchemaUpkeep(connection: connection, converters: converters, configName: configName,
+                             db: Db(configName: configName, registry: registry))
+                .run(models: models, migrations: migrations)
+        }
+    }
+
     /// Whether the context is started.
     public var isStarted: Bool { running.withLock { $0 != nil } }
 
-    /// Opens the database and registers the context under its config name.
+    /// Opens the database, registers the context under its config name, runs the database
+    /// migrations and brings the registered models' tables up to date.
     ///
-    /// Throws when the name is in use, when the file cannot be opened or is not a database,
+    /// Throws when a migration or the schema work fails (nothing of the schema work is kept), when the name is in use, when the file cannot be opened or is not a database,
     /// and, for a readonly context, when the file does not exist (it is never created).
     public func start() throws {
         guard !isStarted else {
@@ -81,6 +148,13 @@ public final class DbContext: Sendable {
             // Opened outside the lock: an onOpen hook may ask this context questions.
             let pool = try openPool()
             running.withLock { $0 = Running(pool: pool, registry: registry) }
+            let declared = schema.withLock { ($0.models, $0.migrations) }
+            do {
+                try runSchemaUpkeep(pool, models: declared.0, migrations: declared.1)
+            } catch {
+                stop()
+                throw error
+            }
         } catch {
             registry.remove(self)
             throw error

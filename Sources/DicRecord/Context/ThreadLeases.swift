@@ -15,6 +15,8 @@ final class ThreadLeases {
     var readers: [ObjectIdentifier: Connection] = [:]
     /// The last `findById` statement this thread built (see `Db.findById`).
     var lastFindById: (table: String, key: String, columns: String, sql: String)?
+    /// The fetched record the dao hands to the model `init()` it is running (see `ModelFactory`).
+    var pendingModelRecord: (type: ObjectIdentifier, record: Record)?
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()

@@ -30,7 +30,7 @@ public struct Sql: Sendable, CustomStringConvertible {
 }
 
 /// One page of results (JFinal's Page): page numbers start at 1.
-public struct Page<T: Sendable>: Sendable {
+public struct Page<T> {
     public let list: [T]
     public let pageNumber: Int
     public let pageSize: Int
@@ -48,6 +48,9 @@ public struct Page<T: Sendable>: Sendable {
     public var isFirstPage: Bool { pageNumber == 1 }
     public var isLastPage: Bool { pageNumber >= totalPage }
 }
+
+/// A page of records (or of any Sendable values) may cross tasks; a page of models may not.
+extension Page: Sendable where T: Sendable {}
 
 /// One page of a keyset ("seek") pagination: the rows after a key, in key order.
 ///

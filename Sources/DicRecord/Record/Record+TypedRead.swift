@@ -111,6 +111,27 @@ extension Record {
     }
 }
 
+extension Record {
+    /// `fastDecode` for a model column, whose type may be Optional: `.value(nil)` means NULL for a
+    /// non-optional type (the caller reads its default); an Optional type reads NULL as `.none`.
+    @inlinable @inline(__always)
+    static func fastColumnDecode<Value>(_ stored: DatabaseValue, as type: Value.Type) -> FastRead<Value> {
+        @inline(__always)
+        func optional<W>(_ wrapped: W.Type) -> FastRead<Value> {
+            guard case .value(let value) = fastDecode(stored, as: W.self) else { return .miss }
+            return .value(unsafeBitCast(value, to: Value.self))
+        }
+        if Value.self == Int?.self { return optional(Int.self) }
+        if Value.self == String?.self { return optional(String.self) }
+        if Value.self == Double?.self { return optional(Double.self) }
+        if Value.self == Int64?.self { return optional(Int64.self) }
+        if Value.self == Bool?.self { return optional(Bool.self) }
+        if Value.self == Date?.self { return optional(Date.self) }
+        if Value.self == Data?.self { return optional(Data.self) }
+        return fastDecode(stored, as: Value.self)
+    }
+}
+
 /// The outcome of a fast typed read.
 @usableFromInline
 enum FastRead<T> {

@@ -129,7 +129,7 @@ public final class Record: Sendable {
 
     /// An empty record; add columns by assigning them.
     public convenience init() {
-        self.init(layout: RowLayout(names: [], registry: .shared), values: [])
+        self.init(layout: RowLayout.empty, values: [])
     }
 
     /// A record with these columns in this order; each value goes through its converter.
@@ -311,6 +311,23 @@ public final class Record: Sendable {
                                             targetType: "\(type(of: value))", reason: "\(error)")
         }
         let swiftValue = value.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
+        store(column, encoded, swiftValue: swiftValue, encodingError: encodingError)
+    }
+
+    /// Writes a value already encoded (a model's JSON column) and marks the column modified.
+    func set(_ column: String, encoded: DatabaseValue, swiftValue: Any) {
+        store(column, encoded, swiftValue: swiftValue, encodingError: nil)
+    }
+
+    /// Keeps a value that could not be encoded: the statement that would store it throws `error`.
+    func set(_ column: String, failedToEncode value: Any, error: any Error) {
+        let conversion = (error as? ConversionError)?.inColumn(column)
+            ?? ConversionError(kind: .invalidValue, column: column, value: String(describing: value),
+                               targetType: "\(type(of: value))", reason: "\(error)")
+        store(column, .null, swiftValue: value, encodingError: conversion)
+    }
+
+    private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?) {
         lock.withLock { _ in
             let i = position(creating: column)
             willMutate()
@@ -321,6 +338,17 @@ public final class Record: Sendable {
             cells![i] = cell
             forgetConverted(at: i)
         }
+    }
+
+    /// The value of `column` decoded by `decode` (a model's JSON column): the written or kept
+    /// value if there is one, else the stored value decoded once and kept. Nil for NULL, a missing
+    /// column or a value `decode` refuses.
+    func decoded(_ column: String, using decode: (DatabaseValue) throws -> Any) -> Any? {
+        guard let snapshot = lock.withLock({ _ in layout.position(of: column).map { slot(at: $0) } }) else { return nil }
+        if let cached = snapshot.cached { return cached }
+        guard snapshot.raw != .null, let value = try? decode(snapshot.raw) else { return nil }
+        keep(value, at: snapshot.index, ifStill: snapshot.raw)
+        return value
     }
 
     /// Writes a stored value without marking the column modified (generated ids, fetched data).

@@ -11,6 +11,9 @@ final class RowLayout: Sendable {
     /// length: a lookup compares integers, not strings (nil when a name is not ASCII).
     private let packedNames: [PackedName]?
 
+    /// The layout of a new, empty record (layouts never change: a write makes a new one).
+    static let empty = RowLayout(names: [], registry: .shared)
+
     init(names: [String], registry: Converters) {
         self.names = names
         self.registry = registry

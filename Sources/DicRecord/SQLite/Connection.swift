@@ -132,6 +132,17 @@ public final class Connection: @unchecked Sendable {
         return sqlite3_total_changes64(sqliteHandle) == before ? 0 : changes
     }
 
+    /// Every row of `sql`, as stored values (the library's own schema queries).
+    func rows(_ sql: String, _ arguments: Arguments = .none) throws -> [[DatabaseValue]] {
+        try withStatement(sql, arguments) { statement in
+            var rows: [[DatabaseValue]] = []
+            while try step(statement, arguments) {
+                rows.append((0..<statement.columnCount).map { statement.value(at: $0) })
+            }
+            return rows
+        }
+    }
+
     /// Whether `table` has a column named `column` (SQLite's schema, case-insensitive).
     func tableHasColumn(_ table: String, _ column: String) -> Bool {
         sqlite3_table_column_metadata(sqliteHandle, nil, table, column, nil, nil, nil, nil, nil) == SQLITE_OK

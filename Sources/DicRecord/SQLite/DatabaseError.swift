@@ -74,6 +74,12 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
         case invalidJSON
         case busy
         case multipleStatements
+        /// A model's declarations are wrong (a duplicate column, a type with no converter, ...).
+        case invalidModel
+        /// A model was used against a config it is not registered with.
+        case notRegistered
+        /// The database's schema or `user_version` is newer than the code (a downgrade).
+        case schemaVersion
     }
 
     public let kind: Kind

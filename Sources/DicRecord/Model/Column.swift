@@ -1,0 +1,169 @@
+import Foundation
+
+/// A declared column of a ``Model``: its value lives in the model's record and converts lazily,
+/// exactly as a ``Record`` column does.
+///
+/// ```swift
+/// final class Student: Model {
+///     @Column var name: String?            // TEXT, NULL allowed
+///     @Column var age: Int = 10            // INTEGER NOT NULL DEFAULT 10
+///     @Column var born: Date?              // REAL seconds
+///     @Column var tags: [String]?          // Codable with no converter: JSON TEXT
+/// }
+/// ```
+/// The column is named after the property. A non-optional column needs an initial value: it is
+/// the column's `DEFAULT`, and what the property reads while the row has no value for it.
+/// The column type comes from the converter of the property's type; a `Codable` type with no
+/// converter is stored as JSON text with no registration.
+@propertyWrapper
+public struct Column<Value>: ModelField {
+    /// What a new model reads before the column is set; the DEFAULT of a non-optional column.
+    @usableFromInline let initialValue: Value
+    var probe = false
+
+    /// A nullable column: `@Column var name: String?`.
+    public init() where Value: ExpressibleByNilLiteral {
+        initialValue = nil
+    }
+
+    /// A column with an initial value: `@Column var age: Int = 10` (NOT NULL DEFAULT 10).
+    public init(wrappedValue: Value) {
+        initialValue = wrappedValue
+    }
+
+    @available(*, unavailable, message: "@Column is only available on properties of a Model")
+    public var wrappedValue: Value {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }
+    }
+
+    /// Reads and writes go to the model's record.
+    @inlinable
+    public static subscript<M: Model>(_enclosingInstance model: M,
+                                      wrapped wrappedKeyPath: ReferenceWritableKeyPath<M, Value>,
+                                      storage storageKeyPath: ReferenceWritableKeyPath<M, Column<Value>>) -> Value {
+        get { model.readColumn(storageKeyPath) }
+        set { model.writeColumn(storageKeyPath, newValue) }
+    }
+
+    func describe(name: String) -> FieldDescription {
+        .column(ColumnInfo.make(name: name, type: Value.self, initialValue: initialValue))
+    }
+}
+
+/// The property wrappers a model's schema is read from (through `Mirror`).
+protocol ModelField {
+    /// Set for an instant on the schema's prototype to find which property a key path is.
+    var probe: Bool { get set }
+    func describe(name: String) -> FieldDescription
+}
+
+enum FieldDescription {
+    case column(ColumnInfo)
+    case reference(ReferenceInfo)
+    case children
+}
+
+/// One declared column of a model class. Immutable and shared by every instance.
+@usableFromInline
+final class ColumnInfo: Sendable {
+    @usableFromInline let name: String
+    /// Position among the model's declared columns.
+    @usableFromInline let slot: Int
+    /// The property's type, and the type without its Optional.
+    let valueType: Any.Type
+    let wrappedType: Any.Type
+    let isOptional: Bool
+    /// The DEFAULT of a non-optional column (its initial value, encoded).
+    let defaultValue: DatabaseValue?
+    /// Stored as JSON text: a Codable type that had no converter when the schema was read.
+    @usableFromInline let json: JSONCodec?
+    /// Checks that a stored value reads back as the declared type (wrong types assigned through
+    /// the subscript are refused at save).
+    let validate: @Sendable (DatabaseValue, Converters) throws -> Void
+
+    init(name: String, slot: Int, valueType: Any.Type, wrappedType: Any.Type, isOptional: Bool,
+         defaultValue: DatabaseValue?, json: JSONCodec?, validate: @escaping @Sendable (DatabaseValue, Converters) throws -> Void) {
+        self.name = name
+        self.slot = slot
+        self.valueType = valueType
+        self.wrappedType = wrappedType
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue
+        self.json = json
+        self.validate = validate
+    }
+
+    func with(slot: Int) -> ColumnInfo {
+        ColumnInfo(name: name, slot: slot, valueType: valueType, wrappedType: wrappedType, isOptional: isOptional,
+                   defaultValue: defaultValue, json: json, validate: validate)
+    }
+
+    /// The column type for CREATE/ALTER TABLE.
+    func storageType(in registry: Converters) -> StorageType? {
+        json != nil ? .text : registry.storageType(for: wrappedType)
+    }
+
+    static func make<Value>(name: String, type: Value.Type, initialValue: Value) -> ColumnInfo {
+        let optional = Value.self as? any ModelOptional.Type
+        let wrapped = optional?.wrappedType ?? Value.self
+        var json: JSONCodec?
+        if Converters.shared.converter(for: wrapped) == nil, let codable = wrapped as? any Codable.Type {
+            json = JSONCodec(codable)
+        }
+        var defaultValue: DatabaseValue?
+        if optional == nil {
+            defaultValue = json.flatMap { try? $0.encode(initialValue) } ?? (try? Converters.shared.encode(initialValue))
+        }
+        let validate: @Sendable (DatabaseValue, Converters) throws -> Void
+        if let json {
+            validate = { raw, _ in if raw != .null { _ = try json.decode(raw) } }
+        } else {
+            validate = { raw, registry in if raw != .null { _ = try registry.decode(raw, as: Value.self) } }
+        }
+        return ColumnInfo(name: name, slot: 0, valueType: Value.self, wrappedType: wrapped, isOptional: optional != nil,
+                          defaultValue: defaultValue, json: json, validate: validate)
+    }
+}
+
+/// Encodes and decodes one Codable type as JSON text (LYFMDBManager's JSON columns).
+@usableFromInline
+struct JSONCodec: Sendable {
+    private let coder: any JSONCoding
+
+    init<C: Codable>(_ type: C.Type) {
+        coder = JSONCoder<C>()
+    }
+
+    func encode(_ value: Any) throws -> DatabaseValue { try coder.encode(value) }
+    func decode(_ raw: DatabaseValue) throws -> Any { try coder.decode(raw) }
+}
+
+private protocol JSONCoding: Sendable {
+    func encode(_ value: Any) throws -> DatabaseValue
+    func decode(_ raw: DatabaseValue) throws -> Any
+}
+
+private struct JSONCoder<C: Codable>: JSONCoding {
+    let converter = CodableConverter<C>()
+
+    func encode(_ value: Any) throws -> DatabaseValue {
+        let unwrapped = (value as? any OptionalProtocol)?.unwrapped ?? value
+        guard let typed = unwrapped as? C else {
+            throw ConversionError(kind: .invalidValue, column: nil, value: String(describing: value),
+                                  targetType: "\(C.self)", reason: "expected a \(C.self) for this JSON column")
+        }
+        return try converter.encode(typed)
+    }
+
+    func decode(_ raw: DatabaseValue) throws -> Any { try converter.decode(raw) }
+}
+
+/// Lets the schema see the wrapped type of an Optional property.
+protocol ModelOptional {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: ModelOptional {
+    static var wrappedType: Any.Type { Wrapped.self }
+}

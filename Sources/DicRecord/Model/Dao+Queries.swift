@@ -1,0 +1,114 @@
+import Foundation
+
+// Aggregates (BZObjectStore), full-text search and reference preloading.
+extension Dao {
+    // MARK: Aggregates
+
+    /// Non-NULL values of `column` in the rows matching `condition` (all rows when empty).
+    /// ```swift
+    /// let withEmail = try User.dao.count("email")
+    /// ```
+    public func count(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Int {
+        try aggregate("count(\(SqlText.quote(column)))", condition, args, as: Int.self) ?? 0
+    }
+
+    /// The largest value of `column`, nil on no rows: `let oldest: Int? = try Student.dao.max("age")`.
+    public func max<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
+        try aggregate("max(\(SqlText.quote(column)))", condition, args, as: T.self)
+    }
+
+    /// The smallest value of `column`, nil on no rows.
+    public func min<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
+        try aggregate("min(\(SqlText.quote(column)))", condition, args, as: T.self)
+    }
+
+    /// SQLite's `sum`: nil on no rows, an integer sum for integer columns.
+    public func sum<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
+        try aggregate("sum(\(SqlText.quote(column)))", condition, args, as: T.self)
+    }
+
+    /// SQLite's `total`: the sum as a Double, 0.0 on no rows.
+    public func total(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Double {
+        try aggregate("total(\(SqlText.quote(column)))", condition, args, as: Double.self) ?? 0
+    }
+
+    /// The average of `column`, nil on no rows.
+    public func avg(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Double? {
+        try aggregate("avg(\(SqlText.quote(column)))", condition, args, as: Double.self)
+    }
+
+    private func aggregate<T>(_ expression: String, _ condition: String, _ args: [DatabaseArgument], as type: T.Type) throws -> T? {
+        let (db, schema) = try target()
+        let sql = "SELECT \(expression) FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))"
+        return try db.queryValues(sql, .positional(args), as: T.self, limit: 1).first ?? nil
+    }
+
+    // MARK: Full-text search
+
+    /// Models whose `searchColumns` match `text` (FTS5 query syntax: words, "phrases", OR, prefix*),
+    /// best match first.
+    /// ```swift
+    /// let hits = try Article.dao.search("swift sqlite", limit: 20)
+    /// ```
+    public func search(_ text: String, limit: Int? = nil) throws -> [M] {
+        let schema = try target().schema
+        guard !schema.searchColumns.isEmpty else {
+            throw DicRecordError(.invalidModel, "model \(schema.typeName) declares no searchColumns", configName: configName)
+        }
+        let table = SqlText.quote(schema.tableName), fts = SqlText.quote(SchemaUpkeep.ftsTable(schema.tableName))
+        var sql = "SELECT \(table).* FROM \(fts) JOIN \(table) ON \(table).rowid = \(fts).rowid WHERE \(fts) MATCH ? ORDER BY \(fts).rank"
+        if let limit { sql += " LIMIT \(Swift.max(0, limit))" }
+        return try findModels(sql, .positional([text]))
+    }
+
+    // MARK: References
+
+    /// Loads the `reference` of every model in `models` with one query, so that reading it
+    /// afterwards runs none (instead of one query per model).
+    /// ```swift
+    /// let students = try Student.dao.findAll()                // 1 query
+    /// try Student.dao.preload(\.teacher, in: students)        // 1 query for all their teachers
+    /// ```
+    public func preload<Target: Model>(_ reference: KeyPath<M, Target?>, in models: [M]) throws {
+        let info = try referenceInfo(reference)
+        var keys: [DatabaseValue] = []
+        var seen = Set<DatabaseValue>()
+        for model in models {
+            if let key = model.storage.storedValue(info.column.name), key != .null, seen.insert(key).inserted { keys.append(key) }
+        }
+        var found: [DatabaseValue: Target] = [:]
+        let targets = Dao<Target>(configName: configName)
+        let targetSchema = try targets.target().schema
+        let keyColumn = targetSchema.keyColumns[0]
+        // SQLite allows 32766 parameters; stay well below in case an old build allows 999.
+        var start = 0
+        while start < keys.count {
+            let chunk = Array(keys[start..<Swift.min(start + 900, keys.count)])
+            let sql = "SELECT * FROM \(SqlText.quote(targetSchema.tableName)) WHERE \(SqlText.quote(keyColumn)) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))"
+            for target in try targets.findModels(sql, .values(chunk)) {
+                if let key = target.storage.storedValue(keyColumn) { found[key] = target }
+            }
+            start += chunk.count
+        }
+        for model in models {
+            guard let key = model.storage.storedValue(info.column.name), key != .null else { continue }
+            model.loadedReferences[info.name] = LoadedReference(key: key, model: found[key])
+        }
+    }
+
+    /// The `@Reference` behind a key path such as `\Student.teacher`.
+    func referenceInfo<Target: Model>(_ reference: KeyPath<M, Target?>) throws -> ReferenceInfo {
+        func lookup() -> ReferenceInfo? {
+            guard let entry = FieldResolver.entry(reference) ?? FieldResolver.entry(equalTo: reference),
+                  case .reference(let info) = entry.field.description else { return nil }
+            return info
+        }
+        if let info = lookup() { return info }
+        // Reading the property on a new model (no key, so no query) teaches the resolver its name.
+        _ = M()[keyPath: reference]
+        guard let info = lookup() else {
+            throw DicRecordError(.invalidArgument, "\(reference) is not a @Reference property of \(M.self)", configName: configName)
+        }
+        return info
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+/// The finders of one model class (PSModel's `dao`), on the model's default config or, through
+/// `use(_:)`, on another one. `Student.dao` is `Dao<Student>`.
+///
+/// ```swift
+/// let s = try Student.dao.findById(15)
+/// let older = try Student.dao.findByCondition("age > ?", 15)
+/// let page = try Student.dao.paginate(1, 10, "select *", "from student where name like ?", "张%")
+/// let backup = Student.dao.use("backup")          // Student.dao itself is unchanged
+/// ```
+/// The default config is "main" when the model is registered there, else the first started
+/// config it is registered with. Models found through a bound dao remember its config.
+public struct Dao<M: Model>: Sendable {
+    /// The config this dao is bound to; nil means the model's default config.
+    public let configName: String?
+
+    init(configName: String?) {
+        self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A dao bound to config `configName`.
+    public func use(_ configName: String?) -> Dao<M> {
+        Dao(configName: configName)
+    }
+
+    // MARK: Finding
+
+    /// The models of any query over the model's table (extra columns, from a join, are kept).
+    public func find(_ sql: String, _ args: DatabaseArgument...) throws -> [M] {
+        try findModels(sql, .positional(args))
+    }
+
+    public func find(_ sql: String, arguments: [DatabaseArgument]) throws -> [M] {
+        try findModels(sql, .positional(arguments))
+    }
+
+    /// The first model of `sql`, or nil.
+    public func findFirst(_ sql: String, _ args: DatabaseArgument...) throws -> M? {
+        try findFirstModel(sql, .positional(args))
+    }
+
+    public func findFirst(_ sql: String, arguments: [DatabaseArgument]) throws -> M? {
+        try findFirstModel(sql, .positional(arguments))
+    }
+
+    /// Every row of the table.
+    public func findAll() throws -> [M] {
+        let schema = try target().schema
+        return try findModels("SELECT * FROM \(SqlText.quote(schema.tableName))", .none)
+    }
+
+    /// The model whose key is `id`, or nil.
+    public func findById(_ id: DatabaseArgument) throws -> M? {
+        let (db, schema) = try target()
+        guard let record = try db.findRecordById(schema.tableName, id, primaryKey: schema.keyColumns[0], columns: "*") else { return nil }
+        return make(record, schema: schema, map: nil)
+    }
+
+    /// The model whose key is `id`, with only `loadColumns` read: `findById(1, loadColumns: "id, name")`.
+    public func findById(_ id: DatabaseArgument, loadColumns: String) throws -> M? {
+        let (db, schema) = try target()
+        guard let record = try db.findRecordById(schema.tableName, id, primaryKey: schema.keyColumns[0], columns: loadColumns) else { return nil }
+        return make(record, schema: schema, map: nil)
+    }
+
+    /// The model with a composite key, values in the order of `primaryKey`.
+    public func findByIds(_ ids: DatabaseArgument...) throws -> M? {
+        let (db, schema) = try target()
+        guard let record = try db.findByKeys(schema.tableName, keys: schema.keyColumns, values: .positional(ids), columns: "*") else { return nil }
+        return make(record, schema: schema, map: nil)
+    }
+
+    /// `SELECT * FROM <table> WHERE <condition>`.
+    public func findByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> [M] {
+        try find(condition: condition, .positional(args))
+    }
+
+    public func findByCondition(_ condition: String, arguments: [DatabaseArgument]) throws -> [M] {
+        try find(condition: condition, .positional(arguments))
+    }
+
+    /// The first model matching `condition`, or nil.
+    public func findFirstByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> M? {
+        let schema = try target().schema
+        return try findFirstModel(selectWhere(schema, condition), .positional(args))
+    }
+
+    /// Rows matching `condition`.
+    public func countByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> Int {
+        let (db, schema) = try target()
+        return try db.queryValues("SELECT count(*) FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))",
+                                  .positional(args), as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
+    }
+
+    /// Rows in the table.
+    public func count() throws -> Int {
+        try countByCondition("")
+    }
+
+    /// A page of models (see `Db.paginate`).
+    public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                         _ args: DatabaseArgument...) throws -> Page<M> {
+        let (db, schema) = try target()
+        let arguments = Arguments.positional(args)
+        return try db.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments) { sql in
+            try models(db.findRecords(sql, arguments), schema: schema)
+        }
+    }
+
+    /// The single value of a one-column query (nil for no row or NULL), as PSModel's `queryOne`.
+    public func queryOne(_ sql: String, _ args: DatabaseArgument...) throws -> Any? {
+        let db = try target().db
+        return try db.queryValues(sql, .positional(args), as: DatabaseValue.self, limit: 1).first?.flatMap { $0.storedValue }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes the row whose key is `id`; true when one was deleted.
+    @discardableResult
+    public func deleteById(_ id: DatabaseArgument) throws -> Bool {
+        let (db, schema) = try target()
+        return try db.deleteByKeys(schema.tableName, keys: [schema.keyColumns[0]], values: .positional([id]))
+    }
+
+    /// Deletes the rows matching `condition` (which must not be empty); returns how many.
+    @discardableResult
+    public func deleteByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> Int {
+        guard !condition.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw DicRecordError(.invalidArgument, "deleteByCondition needs a condition; use deleteAll() to empty the table",
+                                 configName: configName)
+        }
+        let (db, schema) = try target()
+        return try db.updateRows("DELETE FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))", .positional(args))
+    }
+
+    /// Deletes every row; returns how many.
+    @discardableResult
+    public func deleteAll() throws -> Int {
+        let (db, schema) = try target()
+        return try db.updateRows("DELETE FROM \(SqlText.quote(schema.tableName))", .none)
+    }
+
+    // MARK: Internals shared with models and relations
+
+    /// The Db handle and schema for this dao, or why there is none.
+    func target() throws -> (db: Db, schema: ModelSchema) {
+        let schema = ModelSchema.of(M.self)
+        if let error = schema.declarationError { throw error }
+        let registry = ContextRegistry.active
+        let context = try registry.context(forModel: M.self, named: configName)
+        return (Db(configName: context.configName, registry: registry), schema)
+    }
+
+    func find(condition: String, _ arguments: Arguments) throws -> [M] {
+        let schema = try target().schema
+        return try findModels(selectWhere(schema, condition), arguments)
+    }
+
+    func findModels(_ sql: String, _ arguments: Arguments) throws -> [M] {
+        let (db, schema) = try target()
+        return models(try db.findRecords(sql, arguments), schema: schema)
+    }
+
+    func findFirstModel(_ sql: String, _ arguments: Arguments) throws -> M? {
+        let (db, schema) = try target()
+        return try db.findFirstRecord(sql, arguments).map { make($0, schema: schema, map: nil) }
+    }
+
+    func models(_ records: [Record], schema: ModelSchema) -> [M] {
+        guard let first = records.first else { return [] }
+        // One layout for the whole result: the declared columns are located once.
+        let map = schema.positions(in: first.baseLayout)
+        return records.map { make($0, schema: schema, map: map) }
+    }
+
+    func make(_ record: Record, schema: ModelSchema, map: LayoutMap?) -> M {
+        let model = ModelFactory.make(M.self, record: record)
+        model.schemaCache = schema
+        model.layoutMap = map
+        if let configName { model.boundConfig = configName }
+        model.didLoad()
+        return model
+    }
+
+    func selectWhere(_ schema: ModelSchema, _ condition: String) -> String {
+        "SELECT * FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))"
+    }
+
+    func whereClause(_ condition: String) -> String {
+        condition.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : " WHERE \(condition)"
+    }
+}

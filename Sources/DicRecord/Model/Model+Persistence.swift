@@ -1,0 +1,139 @@
+import Foundation
+
+// Writing a model: save (INSERT), update (modified columns), delete, saveOrUpdate (upsert).
+extension Model {
+    /// INSERTs the model's columns, sets `id` from the generated key and clears the modified flags.
+    /// `willSave()` runs first (throwing stops the save with nothing written), `didSave()` after.
+    @discardableResult
+    public final func save() throws -> Bool {
+        let (db, schema) = try persistenceTarget()
+        try willSave()
+        try prepareWrite(schema, db: db, inserting: true)
+        let saved = try db.saveRecord(schema.tableName, storage, primaryKey: schema.keyColumns.joined(separator: ","))
+        layoutMap = nil
+        didSave()
+        return saved
+    }
+
+    /// UPDATEs the modified columns only; false (and no SQL) when none is modified.
+    @discardableResult
+    public final func update() throws -> Bool {
+        let (db, schema) = try persistenceTarget()
+        guard !storage.modifiedColumns.isEmpty else { return false }
+        try willSave()
+        try prepareWrite(schema, db: db, inserting: false)
+        let updated = try db.updateRecord(schema.tableName, storage, primaryKey: schema.keyColumns.joined(separator: ","))
+        didSave()
+        return updated
+    }
+
+    /// DELETEs the model's row by its key; true when a row was deleted. `didDelete()` runs after.
+    @discardableResult
+    public final func delete() throws -> Bool {
+        let (db, schema) = try persistenceTarget()
+        let deleted = try db.deleteRecord(schema.tableName, storage, primaryKey: schema.keyColumns.joined(separator: ","))
+        if deleted { didDelete() }
+        return deleted
+    }
+
+    /// INSERTs the model, or UPDATEs the row it collides with: `INSERT … ON CONFLICT(key) DO
+    /// UPDATE SET` the columns this model supplies (never REPLACE, which would reset the others).
+    /// The conflict is on the primary key when the model has one, else on the first unique key
+    /// whose columns it supplies. The row's `id` is written back either way.
+    /// ```swift
+    /// let u = User(); u.email = "a@b.c"; u.name = "A"; try u.saveOrUpdate()   // insert
+    /// let v = User(); v.email = "a@b.c"; v.name = "B"; try v.saveOrUpdate()   // updates that row; v.id == u.id
+    /// ```
+    @discardableResult
+    public final func saveOrUpdate() throws -> Bool {
+        let (db, schema) = try persistenceTarget()
+        try willSave()
+        try prepareWrite(schema, db: db, inserting: true)
+        let table = schema.tableName
+        _ = try storage.modifiedStoredColumns()   // throws a value that could not be encoded
+        let modified = Set(storage.modifiedColumns.map { $0.lowercased() })
+        let supplied = storage.storedColumns.filter { column in
+            let isKey = schema.keyColumns.contains { RowLayout.sameColumn($0, column.name) }
+            return modified.contains(column.name.lowercased()) || (isKey && column.value != .null)
+        }.map { ($0.name, $0.value) }
+        let hasIdColumn = schema.hasImplicitId || schema.column(named: "id") != nil
+        let changed = try db.writing { connection -> Bool in
+            let names = Set(supplied.map { $0.0.lowercased() })
+            let target = Self.conflictTarget(schema, connection: connection, supplied: names)
+            var sql = supplied.isEmpty
+                ? "INSERT INTO \(SqlText.quote(table)) DEFAULT VALUES"
+                : "INSERT INTO \(SqlText.quote(table)) (\(supplied.map { SqlText.quote($0.0) }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: supplied.count).joined(separator: ", ")))"
+            if let target {
+                let targetNames = Set(target.map { $0.lowercased() })
+                var updates = supplied.map(\.0).filter { !targetNames.contains($0.lowercased()) }
+                if updates.isEmpty { updates = [target[0]] }
+                sql += " ON CONFLICT (\(target.map(SqlText.quote).joined(separator: ", "))) DO UPDATE SET "
+                    + updates.map { "\(SqlText.quote($0)) = excluded.\(SqlText.quote($0))" }.joined(separator: ", ")
+            }
+            if hasIdColumn { sql += " RETURNING \"id\"" }
+            return try connection.withStatement(sql, .values(supplied.map(\.1))) { statement in
+                var returned: DatabaseValue?
+                while try connection.step(statement, .values(supplied.map(\.1))) {
+                    returned = statement.value(at: 0)
+                }
+                if let returned, returned != .null { storage.put("id", returned) }
+                return returned != nil || !hasIdColumn
+            }
+        }
+        storage.clearModified()
+        layoutMap = nil
+        didSave()
+        return changed
+    }
+
+    /// The key columns an upsert conflicts on: the primary key when supplied, else the first
+    /// unique index whose columns are all supplied (as SQLite reports them).
+    private static func conflictTarget(_ schema: ModelSchema, connection: Connection, supplied: Set<String>) -> [String]? {
+        if schema.keyColumns.allSatisfy({ supplied.contains($0.lowercased()) }) { return schema.keyColumns }
+        let table = SqlText.quote(schema.tableName)
+        let indexes = (try? connection.rows("PRAGMA index_list(\(table))")) ?? []
+        for index in indexes {
+            // seq, name, unique, origin, partial
+            guard index.count >= 5, index[2] == .integer(1), index[4] == .integer(0), case .text(let name) = index[1] else { continue }
+            let columns = ((try? connection.rows("PRAGMA index_info(\(SqlText.quote(name)))")) ?? []).compactMap { row -> String? in
+                if case .text(let column) = row[2] { return column }
+                return nil
+            }
+            if !columns.isEmpty, columns.allSatisfy({ supplied.contains($0.lowercased()) }) { return columns }
+        }
+        return nil
+    }
+
+    /// The Db handle and schema this instance writes through, or why there is none.
+    final func persistenceTarget() throws -> (Db, ModelSchema) {
+        let schema = self.schema
+        if let error = schema.declarationError { throw error }
+        let registry = ContextRegistry.active
+        let context = try registry.context(forModel: type(of: self), named: boundConfig)
+        return (Db(configName: context.configName, registry: registry), schema)
+    }
+
+    /// Checks untyped values against the declared types and stamps createdAt/updatedAt.
+    private func prepareWrite(_ schema: ModelSchema, db: Db, inserting: Bool) throws {
+        if needsValidation {
+            let registry = try db.context().converters
+            for (name, value) in try storage.modifiedStoredColumns() {
+                guard let column = schema.column(named: name) else { continue }
+                do {
+                    try column.validate(value, registry)
+                } catch let error as ConversionError {
+                    throw error.inColumn(column.name)
+                }
+            }
+            needsValidation = false
+        }
+        let now = Date()
+        if inserting, let createdAt = schema.createdAt, createdAt.wrappedType == Date.self,
+           (storage.storedValue(createdAt.name) ?? .null) == .null {
+            writeColumn(createdAt, now)
+        }
+        if let updatedAt = schema.updatedAt, updatedAt.wrappedType == Date.self {
+            writeColumn(updatedAt, now)
+        }
+    }
+}

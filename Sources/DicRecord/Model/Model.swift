@@ -1,0 +1,296 @@
+import Foundation
+
+/// A typed active record (PSModel): declared columns over the same lazily converting storage as
+/// ``Record``, a ``Dao`` of finders, a table created and kept up to date from the declarations.
+///
+/// ```swift
+/// final class Student: Model {
+///     @Column var name: String?
+///     @Column var age: Int?
+///     @Column var born: Date?
+///     override class var tableName: String { "student" }
+/// }
+/// main.register(Student.self)
+/// try main.start()                                    // creates or upgrades "student"
+/// let s = Student(); s.name = "张三"; s.age = 20
+/// try s.save()                                        // s.id is set
+/// let found = try Student.dao.findById(s.id)
+/// ```
+///
+/// Models are not `Sendable`: one model is used by one task or thread at a time (like any class
+/// with mutable state). To hand one to another task, pass its ``record`` (a `Sendable` ``Record``)
+/// and rebuild it there with ``init(record:)``, or pass its `id` and find it again; or transfer
+/// it with `sending`. A `Dao` is `Sendable` and may be used from any task.
+open class Model: CustomStringConvertible {
+    /// The row: the same lazily converting storage a ``Record`` is.
+    @usableFromInline @exclusivity(unchecked) final var storage: Record
+    /// Positions of the declared columns in `storage`'s fetched layout (set by the dao).
+    @usableFromInline @exclusivity(unchecked) final var layoutMap: LayoutMap?
+    @exclusivity(unchecked) final var schemaCache: ModelSchema?
+    /// The config chosen by `use(_:)` or by the dao this model was found through.
+    @exclusivity(unchecked) final var boundConfig: String?
+    /// To-one references loaded so far, by reference name (see ``Reference``).
+    final var loadedReferences: [String: LoadedReference] = [:]
+    /// Set when values arrived untyped (subscript, JSON, a record): they are checked against the
+    /// declared types before the next save or update.
+    final var needsValidation = false
+
+    /// A new, empty model (not yet in the database).
+    public required init() {
+        storage = ModelFactory.takeRecord(for: Self.self) ?? Record()
+    }
+
+    /// A model from a JSON object; every column it holds counts as modified.
+    /// ```swift
+    /// let s = try Student(json: #"{"name": "张三", "age": 14}"#)
+    /// ```
+    public convenience init(json: String) throws {
+        self.init()
+        storage = try Record(json: json)
+        needsValidation = true
+    }
+
+    /// A model over `record` (shared, not copied): how a model crosses tasks, as its record.
+    public convenience init(record: Record) {
+        self.init()
+        storage = record
+        needsValidation = true
+    }
+
+    // MARK: Declarations to override
+
+    /// The table; the class name by default.
+    open class var tableName: String { String(describing: self) }
+
+    /// The schema version; when it rises, `migrate(from:to:)` runs at the next start. Default 1.
+    open class var version: Int { 1 }
+
+    /// The primary key column(s): `"id"` (the default `INTEGER PRIMARY KEY AUTOINCREMENT`, which
+    /// needs no declaration), a declared column such as `"code"`, or a composite key `"a, b"`.
+    open class var primaryKey: String { "id" }
+
+    /// Extra SQL after a column's type in CREATE/ALTER TABLE: `"DEFAULT 10"`, `"UNIQUE"`, `"CHECK (age >= 0)"`.
+    open class func constraint(for column: String) -> String? { nil }
+
+    /// Statements run at start when the version rose (`old` is 0 when the table was just created),
+    /// in the same transaction as the rest of the schema work.
+    open class func migrate(from old: Int, to new: Int) -> [Sql] { [] }
+
+    /// Indexes and unique keys, created and dropped at start to match this list.
+    /// ```swift
+    /// override class var indexes: [Index] { [Index("name"), Index("email", unique: true)] }
+    /// ```
+    open class var indexes: [Index] { [] }
+
+    /// Columns to rename at start, old name to new name (data kept).
+    open class var renamedColumns: [String: String] { [:] }
+
+    /// Columns to drop at start (the rest of the data kept).
+    open class var droppedColumns: [String] { [] }
+
+    /// Columns indexed for full-text search (FTS5); `dao.search(text)` queries them.
+    open class var searchColumns: [String] { [] }
+
+    // MARK: Hooks
+
+    /// Before an INSERT or UPDATE; throwing stops it with nothing written.
+    open func willSave() throws {}
+    /// After a successful INSERT or UPDATE.
+    open func didSave() {}
+    /// After the dao built this model from a row.
+    open func didLoad() {}
+    /// After a successful DELETE.
+    open func didDelete() {}
+
+    // MARK: Values
+
+    /// The `id` column (nil before the first save, or when the model has another key).
+    public final var id: Int? {
+        get { storage["id"] }
+        set { storage.set("id", newValue) }
+    }
+
+    /// Any column by name, declared or not (a join's `t_name`): the current value; assigning
+    /// marks it modified. A value of the wrong type for a declared column is refused at save.
+    public final subscript(column: String) -> Any? {
+        get { storage[column] }
+        set {
+            storage.set(column, newValue)
+            needsValidation = true
+        }
+    }
+
+    /// A typed read of any column: `let t: String? = s["t_name"]`.
+    public final subscript<T>(column: String) -> T? {
+        storage[column]
+    }
+
+    /// A throwing typed read that says why a value does not convert.
+    public final func get<T>(_ column: String, as type: T.Type = T.self) throws -> T {
+        try storage.get(column, as: T.self)
+    }
+
+    /// The underlying record (shared, not copied). `Record` is `Sendable`.
+    public final var record: Record { storage }
+
+    /// The columns this model holds, in row order.
+    public final var columnNames: [String] { storage.columnNames }
+
+    /// Columns written since the model was loaded or last saved.
+    public final var modifiedColumns: [String] { storage.modifiedColumns }
+
+    /// Column names to current values.
+    public final func toDictionary() -> [String: Any?] { storage.toDictionary() }
+
+    /// A JSON object of the columns (dates ISO 8601, data base64).
+    public final func toJSON() throws -> String { try storage.toJSON() }
+
+    /// Runs this instance's later operations against config `configName` (nil: the default).
+    /// ```swift
+    /// try s.use("backup").save()
+    /// ```
+    @discardableResult
+    public final func use(_ configName: String?) -> Self {
+        boundConfig = configName.flatMap { $0.isEmpty ? nil : $0 }
+        return self
+    }
+
+    /// The config this instance is bound to by `use(_:)` or by the dao that found it.
+    public final var configName: String? { boundConfig }
+
+    public var description: String { "\(type(of: self))\(storage.description)" }
+
+    final var schema: ModelSchema {
+        if let schemaCache { return schemaCache }
+        let made = ModelSchema.of(type(of: self))
+        schemaCache = made
+        return made
+    }
+}
+
+extension Model: Equatable {
+    /// Models are equal when they are of the same class and hold equal rows.
+    public static func == (lhs: Model, rhs: Model) -> Bool {
+        lhs === rhs || (type(of: lhs) == type(of: rhs) && lhs.storage == rhs.storage)
+    }
+}
+
+extension Model {
+    /// An index or unique key on one or more declared columns.
+    public struct Index: Sendable, Hashable {
+        public let columns: [String]
+        public let unique: Bool
+
+        public init(_ columns: String..., unique: Bool = false) {
+            self.columns = columns
+            self.unique = unique
+        }
+
+        /// The name DicRecord gives it; indexes with this prefix are the ones it manages.
+        func name(table: String) -> String {
+            "\(Self.prefix(table: table))\(unique ? "unique_" : "")\(columns.joined(separator: "_"))"
+        }
+
+        static func prefix(table: String) -> String { "dicrecord_\(table)_" }
+    }
+}
+
+/// Gives every model class its typed dao: `Student.dao` is a `Dao<Student>`.
+public protocol ModelType: Model {}
+
+extension Model: ModelType {}
+
+extension ModelType {
+    /// The finders of this model class on its default config; `dao.use("backup")` binds another.
+    public static var dao: Dao<Self> { Dao(configName: nil) }
+
+    /// Reads a declared column (what `@Column` properties call).
+    @inlinable
+    public func readColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
+        guard let column = columnInfo(key) else { return self[keyPath: key].initialValue }
+        if column.json == nil, storage.fastPathAllowed {
+            guard let stored = storedValue(of: column) else { return self[keyPath: key].initialValue }
+            if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
+                return value ?? self[keyPath: key].initialValue
+            }
+        }
+        return readColumnSlowly(column, as: Value.self) ?? self[keyPath: key].initialValue
+    }
+
+    /// Writes a declared column (what `@Column` properties call).
+    @inlinable
+    public func writeColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>, _ value: Value) {
+        guard let column = columnInfo(key) else { return }
+        writeColumn(column, value)
+    }
+
+    @usableFromInline
+    func columnInfo<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> ColumnInfo? {
+        if let entry = FieldResolver.entry(key), case .column(let info) = entry.field.description { return info }
+        guard let field = FieldResolver.field(key, on: self), case .column(let info) = field.description else { return nil }
+        return info
+    }
+}
+
+extension Model {
+    /// The stored value of a declared column: through the fetch's layout map while the record is
+    /// unwritten, else by name. Nil when the row has no such column.
+    @inlinable
+    final func storedValue(of column: ColumnInfo) -> DatabaseValue? {
+        let record = storage
+        if !record.isMutated, let map = layoutMap, map.layout === record.baseLayout {
+            let position = map.positions[column.slot]
+            return position >= 0 ? record.baseValues[position] : nil
+        }
+        return record.storedValueForFastRead(column.name)?.value
+    }
+
+    @usableFromInline
+    final func readColumnSlowly<Value>(_ column: ColumnInfo, as type: Value.Type) -> Value? {
+        if let json = column.json {
+            return storage.decoded(column.name, using: json.decode) as? Value
+        }
+        return try? storage.get(column.name, as: Value.self)
+    }
+
+    @usableFromInline
+    final func writeColumn<Value>(_ column: ColumnInfo, _ value: Value) {
+        guard let json = column.json else {
+            storage.set(column.name, value)
+            return
+        }
+        let unwrapped = (value as? any OptionalProtocol).map { $0.unwrapped } ?? value
+        guard let unwrapped else {
+            storage.set(column.name, nil)
+            return
+        }
+        do {
+            storage.set(column.name, encoded: try json.encode(unwrapped), swiftValue: unwrapped)
+        } catch {
+            storage.set(column.name, failedToEncode: unwrapped, error: error)
+        }
+    }
+}
+
+/// Hands a fetched record to the model `init()` the dao is about to run, so that a fetched
+/// model does not first build an empty record it would throw away.
+enum ModelFactory {
+    static func make<M: Model>(_ type: M.Type, record: Record) -> M {
+        let leases = ThreadLeases.current
+        leases.pendingModelRecord = (ObjectIdentifier(M.self), record)
+        let model = M()
+        if leases.pendingModelRecord != nil {
+            // The init did not reach Model.init for this type (an init that builds another model first).
+            leases.pendingModelRecord = nil
+            model.storage = record
+        }
+        return model
+    }
+
+    static func takeRecord(for type: Model.Type) -> Record? {
+        let leases = ThreadLeases.current
+        guard let pending = leases.pendingModelRecord, pending.type == ObjectIdentifier(type) else { return nil }
+        leases.pendingModelRecord = nil
+        return pending.record
+    }
+}

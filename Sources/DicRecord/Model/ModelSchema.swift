@@ -1,0 +1,218 @@
+import Foundation
+import Synchronization
+
+/// What a model class declares, read once per class from a prototype instance through `Mirror`:
+/// its table, key, columns (inherited ones first), references, indexes and search columns.
+final class ModelSchema: Sendable {
+    let typeName: String
+    let tableName: String
+    /// The key columns; `["id"]` with `hasImplicitId` for the default `id INTEGER PRIMARY KEY AUTOINCREMENT`.
+    let keyColumns: [String]
+    let hasImplicitId: Bool
+    let columns: [ColumnInfo]
+    let references: [ReferenceInfo]
+    let version: Int
+    let indexes: [Model.Index]
+    let searchColumns: [String]
+    let renamedColumns: [String: String]
+    let droppedColumns: [String]
+    /// Column constraints from `constraint(for:)`, by column name.
+    let constraints: [String: String]
+    let migrate: @Sendable (Int, Int) -> [Sql]
+    let createdAt: ColumnInfo?
+    let updatedAt: ColumnInfo?
+    /// A problem in the declarations (duplicate column, a type with no converter, ...), thrown by
+    /// every database operation and by `start()`.
+    let declarationError: DicRecordError?
+
+    private static let cache = Mutex<[ObjectIdentifier: ModelSchema]>([:])
+
+    /// The schema of `type`, built on first use. Building runs the model's `init()` (outside
+    /// any lock, so that an init may itself use models).
+    static func of(_ type: Model.Type) -> ModelSchema {
+        let key = ObjectIdentifier(type)
+        if let found = cache.withLock({ $0[key] }) { return found }
+        let built = ModelSchema(type)
+        return cache.withLock { cache in
+            if let raced = cache[key] { return raced }
+            cache[key] = built
+            return built
+        }
+    }
+
+    private init(_ type: Model.Type) {
+        typeName = String(reflecting: type)
+        tableName = type.tableName
+        version = type.version
+        indexes = type.indexes
+        searchColumns = type.searchColumns
+        renamedColumns = type.renamedColumns
+        droppedColumns = type.droppedColumns
+        let keys = SqlText.keyColumns(type.primaryKey)
+        keyColumns = keys.isEmpty ? ["id"] : keys
+        migrate = { old, new in type.migrate(from: old, to: new) }
+
+        var problems: [String] = []
+        var columns: [ColumnInfo] = []
+        var references: [ReferenceInfo] = []
+        for field in FieldResolver.fields(of: type.init()) {
+            switch field.description {
+            case .column(let info): columns.append(info)
+            case .reference(let info):
+                references.append(info)
+                columns.append(info.column)
+            case .children: break
+            }
+        }
+        hasImplicitId = keyColumns.count == 1 && keyColumns[0].lowercased() == "id"
+            && !columns.contains { $0.name.lowercased() == "id" }
+        var seen = Set<String>(hasImplicitId ? ["id"] : [])
+        for column in columns where !seen.insert(column.name.lowercased()).inserted {
+            problems.append("column '\(column.name)' is declared twice")
+        }
+        for key in keyColumns where !seen.contains(key.lowercased()) {
+            problems.append("primary key column '\(key)' is not a declared column")
+        }
+        for column in columns where column.storageType(in: .shared) == nil {
+            problems.append("column '\(column.name)' has type \(column.wrappedType), which has no converter and is not Codable; register a converter for it")
+        }
+        for index in indexes {
+            for name in index.columns where !seen.contains(name.lowercased()) {
+                problems.append("index on '\(name)', which is not a declared column")
+            }
+        }
+        for name in searchColumns where !seen.contains(name.lowercased()) {
+            problems.append("search column '\(name)', which is not a declared column")
+        }
+        var constraints: [String: String] = [:]
+        for column in columns {
+            if let constraint = type.constraint(for: column.name) { constraints[column.name] = constraint }
+        }
+        self.constraints = constraints
+        self.columns = columns
+        self.references = references
+        func timestamp(_ names: String...) -> ColumnInfo? {
+            columns.first { column in names.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame } }
+        }
+        createdAt = timestamp("createdAt", "created_at")
+        updatedAt = timestamp("updatedAt", "updated_at")
+        declarationError = problems.isEmpty ? nil : DicRecordError(.invalidModel,
+            "model \(typeName) (table '\(tableName)'): " + problems.joined(separator: "; "))
+    }
+
+    /// The declared column named `name` (case-insensitive).
+    func column(named name: String) -> ColumnInfo? {
+        columns.first { RowLayout.sameColumn($0.name, name) }
+    }
+
+    /// For each declared column (by slot), its position in `layout`, or -1.
+    func positions(in layout: RowLayout) -> LayoutMap {
+        LayoutMap(layout: layout, positions: columns.map { layout.position(of: $0.name) ?? -1 })
+    }
+}
+
+/// Where a model's declared columns sit in the rows of one statement: computed once per fetch
+/// and shared by every model it returns, so that a property read skips the name lookup.
+@usableFromInline
+final class LayoutMap: Sendable {
+    @usableFromInline let layout: RowLayout
+    @usableFromInline let positions: [Int]
+
+    init(layout: RowLayout, positions: [Int]) {
+        self.layout = layout
+        self.positions = positions
+    }
+}
+
+/// Finds which declared field a property wrapper's key path is: the wrapper is marked on the
+/// instance at hand, found again by `Mirror`, and the answer is kept per key path. This needs no
+/// schema, so it works inside a model's own `init()`.
+enum FieldResolver {
+    struct Field {
+        let name: String
+        let description: FieldDescription
+    }
+
+    final class Entry: @unchecked Sendable {
+        // Key paths are immutable; they are kept only so their addresses are never reused.
+        let keyPath: AnyKeyPath
+        let field: Field
+        init(keyPath: AnyKeyPath, field: Field) {
+            self.keyPath = keyPath
+            self.field = field
+        }
+    }
+
+    private final class Table: Sendable {
+        let entries: [ObjectIdentifier: Entry]
+        init(_ entries: [ObjectIdentifier: Entry]) { self.entries = entries }
+    }
+
+    /// An immutable table read without a lock; additions publish a new one and keep the old ones
+    /// alive (`history`), so a reader never needs to retain what it loaded.
+    private static let current = Atomic<Unmanaged<Table>>(Unmanaged.passRetained(Table([:])))
+    private static let history = Mutex<[Table]>([])
+
+    static func entry(_ key: AnyKeyPath) -> Entry? {
+        current.load(ordering: .acquiring).takeUnretainedValue().entries[ObjectIdentifier(key)]
+    }
+
+    /// The entry of a key path equal to `key` (another instance of the same key path).
+    static func entry(equalTo key: AnyKeyPath) -> Entry? {
+        current.load(ordering: .acquiring).takeUnretainedValue().entries.values.first { $0.keyPath == key }
+    }
+
+    /// The field of `key`, resolved on `model` when it was not seen before.
+    static func field<M: Model, F: ModelField>(_ key: ReferenceWritableKeyPath<M, F>, on model: M) -> Field? {
+        if let entry = entry(key) { return entry.field }
+        model[keyPath: key].probe = true
+        let found = fields(of: model, probing: true).first
+        model[keyPath: key].probe = false
+        guard let found else { return nil }
+        add(key, found)
+        return found
+    }
+
+    /// Records that `key` (a wrapped property's key path) is `field`.
+    static func add(_ key: AnyKeyPath, _ field: Field) {
+        history.withLock { history in
+            var entries = current.load(ordering: .acquiring).takeUnretainedValue().entries
+            guard entries[ObjectIdentifier(key)] == nil else { return }
+            entries[ObjectIdentifier(key)] = Entry(keyPath: key, field: field)
+            let next = Table(entries)
+            history.append(next)
+            current.store(Unmanaged.passUnretained(next), ordering: .releasing)
+        }
+    }
+
+    /// The declared fields of `model`, base classes first, each column with its slot. With
+    /// `probing`, only the field whose wrapper is marked.
+    static func fields(of model: Model, probing: Bool = false) -> [Field] {
+        var chain: [Mirror] = []
+        var mirror: Mirror? = Mirror(reflecting: model)
+        while let current = mirror {
+            chain.append(current)
+            mirror = current.superclassMirror
+        }
+        var result: [Field] = []
+        var slot = 0
+        for mirror in chain.reversed() {
+            for child in mirror.children {
+                guard let field = child.value as? any ModelField, let label = child.label else { continue }
+                let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                var description = field.describe(name: name)
+                switch description {
+                case .column(let info):
+                    description = .column(info.with(slot: slot))
+                    slot += 1
+                case .reference(let info):
+                    description = .reference(info.with(slot: slot))
+                    slot += 1
+                case .children: break
+                }
+                if !probing || field.probe { result.append(Field(name: name, description: description)) }
+            }
+        }
+        return result
+    }
+}

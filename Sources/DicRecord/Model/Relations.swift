@@ -1,0 +1,138 @@
+import Foundation
+
+/// A to-one reference (GYDataCenter's lazy relation), stored as `<name>_id`.
+///
+/// ```swift
+/// final class Student: Model {
+///     @Column var name: String?
+///     @Reference var teacher: Teacher?        // column "teacher_id" INTEGER
+/// }
+/// let t = student.teacher      // first access: one query; later accesses: none
+/// student.teacher = other      // sets teacher_id
+/// try Student.dao.preload(\.teacher, in: students)   // N students: one query for all teachers
+/// ```
+/// The referenced model is found through the same config as the referring one. A failed load
+/// reads as nil; `try student.load(\.teacher)` throws the reason instead.
+@propertyWrapper
+public struct Reference<Target: Model>: ModelField {
+    var probe = false
+
+    public init() {}
+
+    @available(*, unavailable, message: "@Reference is only available on properties of a Model")
+    public var wrappedValue: Target? {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }
+    }
+
+    public static subscript<M: Model>(_enclosingInstance model: M,
+                                      wrapped wrappedKeyPath: ReferenceWritableKeyPath<M, Target?>,
+                                      storage storageKeyPath: ReferenceWritableKeyPath<M, Reference<Target>>) -> Target? {
+        get {
+            guard let info = model.referenceInfo(storageKeyPath, wrapped: wrappedKeyPath) else { return nil }
+            return try? model.loadReference(info, as: Target.self)
+        }
+        set {
+            guard let info = model.referenceInfo(storageKeyPath, wrapped: wrappedKeyPath) else { return }
+            model.storage.set(info.column.name, newValue?.id)
+            model.loadedReferences[info.name] = LoadedReference(key: model.storage.storedValue(info.column.name) ?? .null,
+                                                                model: newValue)
+        }
+    }
+
+    func describe(name: String) -> FieldDescription {
+        .reference(ReferenceInfo(name: name, target: Target.self))
+    }
+}
+
+/// A to-many accessor: the models of `Child` whose `foreignKey` column holds this model's id.
+///
+/// ```swift
+/// final class Teacher: Model {
+///     @Column var name: String?
+///     @Children(foreignKey: "teacher_id") var students: [Student]
+/// }
+/// let students = teacher.students     // one query per access; never cached
+/// ```
+/// Reads run on the teacher's config; a failed query reads as `[]`.
+@propertyWrapper
+public struct Children<Child: Model>: ModelField {
+    let foreignKey: String
+    var probe = false
+
+    public init(foreignKey: String) {
+        self.foreignKey = foreignKey
+    }
+
+    @available(*, unavailable, message: "@Children is only available on properties of a Model")
+    public var wrappedValue: [Child] {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }
+    }
+
+    public static subscript<M: Model>(_enclosingInstance model: M,
+                                      wrapped wrappedKeyPath: KeyPath<M, [Child]>,
+                                      storage storageKeyPath: ReferenceWritableKeyPath<M, Children<Child>>) -> [Child] {
+        guard let id = model.storage.storedValue("id"), id != .null else { return [] }
+        let foreignKey = model[keyPath: storageKeyPath].foreignKey
+        let dao = Dao<Child>(configName: model.boundConfig)
+        return (try? dao.find(condition: "\(SqlText.quote(foreignKey)) = ?", .values([id]))) ?? []
+    }
+
+    func describe(name: String) -> FieldDescription { .children }
+}
+
+/// A declared to-one reference.
+final class ReferenceInfo: Sendable {
+    let name: String
+    let target: Model.Type
+    /// Its `<name>_id` column.
+    let column: ColumnInfo
+
+    init(name: String, target: Model.Type, slot: Int = 0) {
+        self.name = name
+        self.target = target
+        column = ColumnInfo.make(name: "\(name)_id", type: Int?.self, initialValue: nil).with(slot: slot)
+    }
+
+    func with(slot: Int) -> ReferenceInfo {
+        ReferenceInfo(name: name, target: target, slot: slot)
+    }
+}
+
+/// A loaded reference and the key it was loaded for (a changed key loads again).
+struct LoadedReference {
+    let key: DatabaseValue
+    let model: Model?
+}
+
+extension Model {
+    func referenceInfo<M: Model, Target: Model>(_ key: ReferenceWritableKeyPath<M, Reference<Target>>,
+                                                wrapped: ReferenceWritableKeyPath<M, Target?>) -> ReferenceInfo? {
+        guard let model = self as? M else { return nil }
+        let field = FieldResolver.entry(key)?.field ?? FieldResolver.field(key, on: model)
+        guard let field, case .reference(let info) = field.description else { return nil }
+        if FieldResolver.entry(wrapped) == nil { FieldResolver.add(wrapped, field) }
+        return info
+    }
+
+    /// The referenced model: the one loaded for the current key, else one query.
+    func loadReference<Target: Model>(_ info: ReferenceInfo, as type: Target.Type) throws -> Target? {
+        guard let key = storage.storedValue(info.column.name), key != .null else { return nil }
+        if let loaded = loadedReferences[info.name], loaded.key == key { return loaded.model as? Target }
+        let found = try Dao<Target>(configName: boundConfig).findById(key)
+        loadedReferences[info.name] = LoadedReference(key: key, model: found)
+        return found
+    }
+}
+
+extension ModelType {
+    /// Loads a `@Reference` now, throwing why it fails (the property reads nil instead).
+    /// ```swift
+    /// let teacher = try student.load(\.teacher)
+    /// ```
+    public func load<Target: Model>(_ reference: KeyPath<Self, Target?>) throws -> Target? {
+        let info = try Self.dao.referenceInfo(reference)
+        return try loadReference(info, as: Target.self)
+    }
+}

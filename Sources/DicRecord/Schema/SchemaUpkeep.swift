@@ -1,0 +1,325 @@
+import Foundation
+
+/// The schema work of one start, on the writer: database migrations (each in its own
+/// transaction, stamped in `PRAGMA user_version`), then every registered model's table in one
+/// transaction: create, rename/drop/add columns, `migrate(from:to:)`, indexes, full-text index.
+/// If any of it fails, the model part is rolled back whole.
+struct SchemaUpkeep {
+    /// DicRecord's bookkeeping: one row per model table with the version it was brought to.
+    static let bookkeepingTable = "dicrecord_schema"
+
+    static func ftsTable(_ table: String) -> String { "\(table)_fts" }
+
+    let connection: Connection
+    let converters: Converters
+    let configName: String
+    /// Runs a migration closure with a handle on this context (calls join the held writer).
+    let db: Db
+
+    func run(models: [Model.Type], migrations: [DatabaseMigration]) throws {
+        try runMigrations(migrations)
+        guard !models.isEmpty else { return }
+        let schemas = models.map { ModelSchema.of($0) }
+        var tables: [String: String] = [:]
+        for schema in schemas {
+            if let error = schema.declarationError { throw error }
+            if let other = tables[schema.tableName.lowercased()] {
+                throw DicRecordError(.invalidModel, "models \(other) and \(schema.typeName) both use table '\(schema.tableName)'",
+                                     configName: configName)
+            }
+            tables[schema.tableName.lowercased()] = schema.typeName
+        }
+        try inTransaction {
+            _ = try connection.run("""
+                CREATE TABLE IF NOT EXISTS \(SqlText.quote(Self.bookkeepingTable)) (
+                "table_name" TEXT PRIMARY KEY COLLATE NOCASE, "model" TEXT NOT NULL,
+                "version" INTEGER NOT NULL, "updated_at" REAL NOT NULL)
+                """, .none)
+            for schema in schemas { try upkeep(schema) }
+        }
+    }
+
+    // MARK: Database migrations (patchwork)
+
+    private func runMigrations(_ migrations: [DatabaseMigration]) throws {
+        guard !migrations.isEmpty else { return }
+        let steps = migrations.sorted { $0.version < $1.version }
+        for (a, b) in zip(steps, steps.dropFirst()) where a.version == b.version {
+            throw DicRecordError(.invalidArgument, "two migrations declare version \(a.version)", configName: configName)
+        }
+        if let bad = steps.first(where: { $0.version < 1 }) {
+            throw DicRecordError(.invalidArgument, "migration versions start at 1 (got \(bad.version))", configName: configName)
+        }
+        let current = try userVersion()
+        let latest = steps[steps.count - 1].version
+        if current > latest {
+            throw DicRecordError(.schemaVersion,
+                "the database is at user_version \(current), newer than this code's last migration (\(latest)); refusing to open it with older code",
+                configName: configName)
+        }
+        for step in steps where step.version > current {
+            do {
+                try inTransaction {
+                    try step.body(db)
+                    _ = try connection.run("PRAGMA user_version = \(step.version)", .none)
+                }
+            } catch let error as DatabaseError {
+                throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
+                                    message: "migration \(step.version) failed: \(error.message)", sql: error.sql,
+                                    arguments: error.arguments, configName: configName)
+            }
+        }
+    }
+
+    private func userVersion() throws -> Int {
+        if case .integer(let v) = try connection.rows("PRAGMA user_version").first?.first { return Int(v) }
+        return 0
+    }
+
+    // MARK: One model's table
+
+    private func upkeep(_ schema: ModelSchema) throws {
+        let table = schema.tableName
+        guard try tableExists(table) else {
+            _ = try connection.run(createTable(schema, named: table), .none)
+            try createIndexes(schema)
+            try updateSearchIndex(schema)
+            try runMigrate(schema, from: 0)
+            try stamp(schema)
+            return
+        }
+        // An existing table DicRecord never managed is adopted at the declared version.
+        let stored = try storedVersion(table) ?? schema.version
+        if stored > schema.version {
+            throw DicRecordError(.schemaVersion,
+                "table '\(table)' is at version \(stored) in the database but model \(schema.typeName) declares version \(schema.version); downgrades are refused",
+                configName: configName)
+        }
+        try dropStaleIndexes(schema)
+        try dropSearchIndexIfChanged(schema)
+        var columns = try columnNames(table)
+        func has(_ name: String) -> Bool { columns.contains { RowLayout.sameColumn($0, name) } }
+
+        for (old, new) in schema.renamedColumns.sorted(by: { $0.key < $1.key }) where has(old) && !has(new) {
+            _ = try connection.run("ALTER TABLE \(SqlText.quote(table)) RENAME COLUMN \(SqlText.quote(old)) TO \(SqlText.quote(new))", .none)
+        }
+        columns = try columnNames(table)
+        var needsRebuild = false
+        for name in schema.droppedColumns where has(name) && schema.column(named: name) == nil {
+            if !(try attempt("ALTER TABLE \(SqlText.quote(table)) DROP COLUMN \(SqlText.quote(name))")) { needsRebuild = true }
+        }
+        if !needsRebuild {
+            for column in schema.columns where !has(column.name) {
+                if !(try attempt("ALTER TABLE \(SqlText.quote(table)) ADD COLUMN \(columnDefinition(column, schema))")) {
+                    needsRebuild = true
+                    break
+                }
+            }
+        }
+        if needsRebuild { try rebuild(schema) }
+        if stored < schema.version { try runMigrate(schema, from: stored) }
+        try createIndexes(schema)
+        try updateSearchIndex(schema)
+        try stamp(schema)
+    }
+
+    /// Runs `sql` inside a savepoint; false (and nothing changed) when SQLite refuses it.
+    private func attempt(_ sql: String) throws -> Bool {
+        _ = try connection.run("SAVEPOINT dicrecord_attempt", .none)
+        do {
+            _ = try connection.run(sql, .none)
+            _ = try connection.run("RELEASE dicrecord_attempt", .none)
+            return true
+        } catch is DatabaseError {
+            _ = try connection.run("ROLLBACK TO dicrecord_attempt", .none)
+            _ = try connection.run("RELEASE dicrecord_attempt", .none)
+            return false
+        }
+    }
+
+    /// Rebuilds the table from the declarations, keeping the data of every column that stays:
+    /// the way to drop a column SQLite cannot drop in place (indexed, UNIQUE, ...) or to add one
+    /// it cannot add (UNIQUE, NOT NULL without a default).
+    private func rebuild(_ schema: ModelSchema) throws {
+        let table = schema.tableName
+        let temporary = "\(table)_dicrecord_rebuild"
+        let existing = try columnNames(table)
+        var kept: [String] = schema.hasImplicitId ? ["id"] : []
+        kept += schema.columns.map(\.name).filter { name in existing.contains { RowLayout.sameColumn($0, name) } }
+        _ = try connection.run("PRAGMA defer_foreign_keys = ON", .none)
+        _ = try connection.run(createTable(schema, named: temporary), .none)
+        let list = kept.map(SqlText.quote).joined(separator: ", ")
+        _ = try connection.run("INSERT INTO \(SqlText.quote(temporary)) (\(list)) SELECT \(list) FROM \(SqlText.quote(table))", .none)
+        _ = try connection.run("DROP TABLE \(SqlText.quote(table))", .none)
+        _ = try connection.run("ALTER TABLE \(SqlText.quote(temporary)) RENAME TO \(SqlText.quote(table))", .none)
+    }
+
+    private func runMigrate(_ schema: ModelSchema, from old: Int) throws {
+        for statement in schema.migrate(old, schema.version) {
+            do {
+                _ = try connection.run(statement.sql, statement.arguments)
+            } catch let error as DatabaseError {
+                throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
+                                    message: "\(schema.typeName).migrate(from: \(old), to: \(schema.version)) failed: \(error.message)",
+                                    sql: error.sql, arguments: error.arguments, configName: configName)
+            }
+        }
+    }
+
+    private func stamp(_ schema: ModelSchema) throws {
+        _ = try connection.run("""
+            INSERT INTO \(SqlText.quote(Self.bookkeepingTable)) ("table_name", "model", "version", "updated_at") VALUES (?, ?, ?, ?)
+            ON CONFLICT ("table_name") DO UPDATE SET "table_name" = excluded."table_name", "model" = excluded."model",
+            "version" = excluded."version", "updated_at" = excluded."updated_at"
+            """, .values([.text(schema.tableName), .text(schema.typeName), .integer(Int64(schema.version)),
+                          .real(Date().timeIntervalSince1970)]))
+    }
+
+    // MARK: DDL
+
+    func createTable(_ schema: ModelSchema, named name: String) -> String {
+        var parts: [String] = []
+        if schema.hasImplicitId { parts.append("\"id\" INTEGER PRIMARY KEY AUTOINCREMENT") }
+        parts += schema.columns.map { columnDefinition($0, schema) }
+        if schema.keyColumns.count > 1 {
+            parts.append("PRIMARY KEY (\(schema.keyColumns.map(SqlText.quote).joined(separator: ", ")))")
+        }
+        return "CREATE TABLE \(SqlText.quote(name)) (\(parts.joined(separator: ", ")))"
+    }
+
+    func columnDefinition(_ column: ColumnInfo, _ schema: ModelSchema) -> String {
+        let type = column.storageType(in: converters) ?? .blob
+        var definition = "\(SqlText.quote(column.name)) \(type.rawValue)"
+        let constraint = schema.constraints[column.name]
+        let isKey = schema.keyColumns.contains { RowLayout.sameColumn($0, column.name) }
+        if isKey {
+            definition += schema.keyColumns.count == 1 ? " NOT NULL PRIMARY KEY" : " NOT NULL"
+        } else if let value = column.defaultValue, value != .null {
+            definition += " NOT NULL"
+            if constraint?.range(of: "default", options: .caseInsensitive) == nil {
+                definition += " DEFAULT \(Self.literal(value))"
+            }
+        }
+        if let constraint, !constraint.isEmpty { definition += " \(constraint)" }
+        return definition
+    }
+
+    static func literal(_ value: DatabaseValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let i): return String(i)
+        case .real(let d): return d.isFinite ? "\(d)" : "NULL"
+        case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        }
+    }
+
+    // MARK: Indexes
+
+    private func managedIndexes(_ table: String) throws -> [String] {
+        let prefix = Model.Index.prefix(table: table)
+        return try connection.rows("""
+            SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND substr(name, 1, ?) = ?
+            """, .values([.text(table), .integer(Int64(prefix.utf8.count)), .text(prefix)])).compactMap {
+            if case .text(let name) = $0[0] { return name }
+            return nil
+        }
+    }
+
+    private func dropStaleIndexes(_ schema: ModelSchema) throws {
+        let declared = Set(schema.indexes.map { $0.name(table: schema.tableName) })
+        for name in try managedIndexes(schema.tableName) where !declared.contains(name) {
+            _ = try connection.run("DROP INDEX \(SqlText.quote(name))", .none)
+        }
+    }
+
+    private func createIndexes(_ schema: ModelSchema) throws {
+        for index in schema.indexes {
+            _ = try connection.run("""
+                CREATE \(index.unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SqlText.quote(index.name(table: schema.tableName))) \
+                ON \(SqlText.quote(schema.tableName)) (\(index.columns.map(SqlText.quote).joined(separator: ", ")))
+                """, .none)
+        }
+    }
+
+    // MARK: Full-text search (FTS5, external content kept in step by triggers)
+
+    private func ftsDefinition(_ schema: ModelSchema) -> String {
+        let columns = schema.searchColumns.map(SqlText.quote).joined(separator: ", ")
+        let content = schema.tableName.replacingOccurrences(of: "'", with: "''")
+        return "CREATE VIRTUAL TABLE \(SqlText.quote(Self.ftsTable(schema.tableName))) USING fts5(\(columns), content='\(content)')"
+    }
+
+    private func triggerNames(_ table: String) -> [String] {
+        ["ai", "ad", "au"].map { "\(Self.ftsTable(table))_\($0)" }
+    }
+
+    private func dropSearchIndexIfChanged(_ schema: ModelSchema) throws {
+        let fts = Self.ftsTable(schema.tableName)
+        let existing = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", .values([.text(fts)])).first?.first
+        let triggers = try triggerNames(schema.tableName).filter { name in
+            try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", .values([.text(name)])).isEmpty
+        }
+        let wanted = schema.searchColumns.isEmpty ? nil : ftsDefinition(schema)
+        let upToDate = wanted != nil && existing == .text(wanted!) && triggers.count == 3
+        guard !upToDate, existing != nil || !triggers.isEmpty else { return }
+        for name in triggers { _ = try connection.run("DROP TRIGGER \(SqlText.quote(name))", .none) }
+        if existing != nil { _ = try connection.run("DROP TABLE \(SqlText.quote(fts))", .none) }
+    }
+
+    private func updateSearchIndex(_ schema: ModelSchema) throws {
+        guard !schema.searchColumns.isEmpty else { return }
+        let fts = Self.ftsTable(schema.tableName)
+        try dropSearchIndexIfChanged(schema)
+        guard try connection.rows("SELECT 1 FROM sqlite_master WHERE name = ?", .values([.text(fts)])).isEmpty else { return }
+        let table = SqlText.quote(schema.tableName), quotedFts = SqlText.quote(fts)
+        let columns = schema.searchColumns.map(SqlText.quote)
+        let list = columns.joined(separator: ", ")
+        let newValues = columns.map { "new.\($0)" }.joined(separator: ", ")
+        let oldValues = columns.map { "old.\($0)" }.joined(separator: ", ")
+        let names = triggerNames(schema.tableName).map(SqlText.quote)
+        let insertNew = "INSERT INTO \(quotedFts) (rowid, \(list)) VALUES (new.rowid, \(newValues));"
+        let deleteOld = "INSERT INTO \(quotedFts) (\(quotedFts), rowid, \(list)) VALUES ('delete', old.rowid, \(oldValues));"
+        _ = try connection.run(ftsDefinition(schema), .none)
+        _ = try connection.run("CREATE TRIGGER \(names[0]) AFTER INSERT ON \(table) BEGIN \(insertNew) END", .none)
+        _ = try connection.run("CREATE TRIGGER \(names[1]) AFTER DELETE ON \(table) BEGIN \(deleteOld) END", .none)
+        _ = try connection.run("CREATE TRIGGER \(names[2]) AFTER UPDATE ON \(table) BEGIN \(deleteOld) \(insertNew) END", .none)
+        _ = try connection.run("INSERT INTO \(quotedFts) (\(quotedFts)) VALUES ('rebuild')", .none)
+    }
+
+    // MARK: Reading the schema
+
+    private func tableExists(_ table: String) throws -> Bool {
+        try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", .values([.text(table)])).isEmpty
+    }
+
+    private func storedVersion(_ table: String) throws -> Int? {
+        let rows = try connection.rows("SELECT version FROM \(SqlText.quote(Self.bookkeepingTable)) WHERE table_name = ?", .values([.text(table)]))
+        if case .integer(let v) = rows.first?.first { return Int(v) }
+        return nil
+    }
+
+    private func columnNames(_ table: String) throws -> [String] {
+        try connection.rows("PRAGMA table_info(\(SqlText.quote(table)))").compactMap { row in
+            if case .text(let name) = row[1] { return name }
+            return nil
+        }
+    }
+
+    private func inTransaction(_ body: () throws -> Void) throws {
+        _ = try connection.run("BEGIN IMMEDIATE", .none)
+        do {
+            try body()
+            _ = try connection.run("COMMIT", .none)
+        } catch {
+            if connection.isInTransaction { _ = try? connection.run("ROLLBACK", .none) }
+            throw error
+        }
+    }
+}
+
+/// One step of a database's own migrations (patchwork): `context.migration(version: 2) { db in … }`.
+struct DatabaseMigration: Sendable {
+    let version: Int
+    let body: @Sendable (Db) throws -> Void
+}
