@@ -78,12 +78,12 @@ final class ColumnInfo: Sendable {
     let defaultValue: DatabaseValue?
     /// Stored as JSON text: a Codable type that had no converter when the schema was read.
     @usableFromInline let json: JSONCodec?
-    /// Checks that a stored value reads back as the declared type (wrong types assigned through
-    /// the subscript are refused at save).
-    let validate: @Sendable (DatabaseValue, Converters) throws -> Void
+    /// A value assigned untyped (subscript, JSON) as the declared type would store it, and the
+    /// decoded value; throws when it is not one (refused at save). Nil for NULL.
+    let coerce: @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)?
 
     init(name: String, slot: Int, valueType: Any.Type, wrappedType: Any.Type, isOptional: Bool,
-         defaultValue: DatabaseValue?, json: JSONCodec?, validate: @escaping @Sendable (DatabaseValue, Converters) throws -> Void) {
+         defaultValue: DatabaseValue?, json: JSONCodec?, coerce: @escaping @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)?) {
         self.name = name
         self.slot = slot
         self.valueType = valueType
@@ -91,12 +91,12 @@ final class ColumnInfo: Sendable {
         self.isOptional = isOptional
         self.defaultValue = defaultValue
         self.json = json
-        self.validate = validate
+        self.coerce = coerce
     }
 
     func with(slot: Int) -> ColumnInfo {
         ColumnInfo(name: name, slot: slot, valueType: valueType, wrappedType: wrappedType, isOptional: isOptional,
-                   defaultValue: defaultValue, json: json, validate: validate)
+                   defaultValue: defaultValue, json: json, coerce: coerce)
     }
 
     /// The column type for CREATE/ALTER TABLE.
@@ -107,22 +107,30 @@ final class ColumnInfo: Sendable {
     static func make<Value>(name: String, type: Value.Type, initialValue: Value) -> ColumnInfo {
         let optional = Value.self as? any ModelOptional.Type
         let wrapped = optional?.wrappedType ?? Value.self
-        var json: JSONCodec?
-        if Converters.shared.converter(for: wrapped) == nil, let codable = wrapped as? any Codable.Type {
-            json = JSONCodec(codable)
-        }
+        let json = Converters.shared.converter(for: wrapped) == nil
+            ? (wrapped as? any Codable.Type).map { JSONCodec($0) } : nil
         var defaultValue: DatabaseValue?
         if optional == nil {
             defaultValue = json.flatMap { try? $0.encode(initialValue) } ?? (try? Converters.shared.encode(initialValue))
         }
-        let validate: @Sendable (DatabaseValue, Converters) throws -> Void
-        if let json {
-            validate = { raw, _ in if raw != .null { _ = try json.decode(raw) } }
-        } else {
-            validate = { raw, registry in if raw != .null { _ = try registry.decode(raw, as: Value.self) } }
+        let declaredStorage = json != nil ? StorageType.text : Converters.shared.storageType(for: wrapped)
+        let coerce: @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)? = { raw, registry in
+            if raw == .null { return nil }
+            // Scalars convert among themselves as the converters allow; bytes never pass for a scalar.
+            let isBlob = { if case .blob = raw { return true } else { return false } }()
+            if let declaredStorage, isBlob != (declaredStorage == .blob) {
+                throw ConversionError.cannotDecode(raw, to: wrapped, "a \(isBlob ? "BLOB" : "non-BLOB") value for a \(declaredStorage.rawValue) column")
+            }
+            if let json {
+                let decoded = try json.decode(raw)
+                return (try json.encode(decoded), decoded)
+            }
+            let decoded: Value = try registry.decode(raw, as: Value.self)
+            let unwrapped = (decoded as? any OptionalProtocol)?.unwrapped ?? decoded
+            return (try registry.encode(unwrapped), unwrapped)
         }
         return ColumnInfo(name: name, slot: 0, valueType: Value.self, wrappedType: wrapped, isOptional: optional != nil,
-                          defaultValue: defaultValue, json: json, validate: validate)
+                          defaultValue: defaultValue, json: json, coerce: coerce)
     }
 }
 

@@ -113,14 +113,16 @@ extension Model {
         return (Db(configName: context.configName, registry: registry), schema)
     }
 
-    /// Checks untyped values against the declared types and stamps createdAt/updatedAt.
+    /// Brings untyped values to their declared types (or refuses them) and stamps createdAt/updatedAt.
     private func prepareWrite(_ schema: ModelSchema, db: Db, inserting: Bool) throws {
         if needsValidation {
             let registry = try db.context().converters
             for (name, value) in try storage.modifiedStoredColumns() {
                 guard let column = schema.column(named: name) else { continue }
                 do {
-                    try column.validate(value, registry)
+                    if let (stored, decoded) = try column.coerce(value, registry), stored != value {
+                        storage.set(column.name, encoded: stored, swiftValue: decoded)
+                    }
                 } catch let error as ConversionError {
                     throw error.inColumn(column.name)
                 }

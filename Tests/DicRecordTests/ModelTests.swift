@@ -1,0 +1,314 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+// PSModel's own expectations (reference/psdicrecord.md §3), re-expressed, and the basics of a
+// typed model: declared columns, dao finders, config binding, JSON, undeclared columns.
+
+final class PSStudent: Model {
+    @Column var name: String?
+    @Column var age: Int?
+    @Column var date: Date?
+    override class var tableName: String { "student" }
+}
+
+/// A model that is never registered (PSDicRecord's `None`).
+final class Unregistered: Model {
+    @Column var name: String?
+    @Column var age: Int?
+}
+
+class Person: Model {
+    @Column var name: String?
+    @Column var createdAt: Date?
+}
+
+final class Employee: Person {
+    @Column var salary: Double = 0
+    @Column var active: Bool = true
+    @Column var level: Int = 1
+    @Column var tags: [String]?
+}
+
+@Suite("Model")
+struct ModelTests {
+    /// A database with `student` registered and 20 rows "张0"…"张19" aged 0…19.
+    private func withStudents<T>(_ body: (TestDatabase) throws -> T) throws -> T {
+        try withDatabase { t throws in
+            t.context.register(PSStudent.self)
+            // Registered after start: the table is created at once.
+            let rows = (0..<20).map { (i: Int) -> [DatabaseArgument] in
+                let name = "张\(i)"
+                return [name, i]
+            }
+            try t.db.batch("insert into student(name, age) values (?, ?)", rows)
+            return try body(t)
+        }
+    }
+
+    @Test func saveSetsTheGeneratedId() throws {
+        try withStudents { _ throws in
+            let s = PSStudent()
+            s.name = "张三"
+            s.age = 14
+            #expect(s.id == nil)
+            #expect(try s.save())
+            #expect(s.id == 21)
+            #expect(s.modifiedColumns.isEmpty)
+            let found = try #require(try PSStudent.dao.findById(21))
+            #expect(found.name == "张三")
+            #expect(found.age == 14)
+        }
+    }
+
+    @Test func updateWritesOnlyTheModifiedColumns() throws {
+        try withStudents { t throws in
+            let s = try #require(try PSStudent.dao.findAll().first)
+            s.name = "王五"
+            t.clearLog()
+            #expect(try s.update())
+            #expect(t.statements == [#"UPDATE "student" SET "name" = ? WHERE "id" = ?"#])
+            let found = try #require(try PSStudent.dao.findById(s.id))
+            #expect(found.name == "王五")
+            #expect(found.age == 0)
+            // Nothing modified: no SQL, false.
+            t.clearLog()
+            #expect(try found.update() == false)
+            #expect(t.statements.isEmpty)
+        }
+    }
+
+    @Test func deleteAndDeleteById() throws {
+        try withStudents { _ throws in
+            let all = try PSStudent.dao.findAll()
+            #expect(try all[0].delete())
+            #expect(try PSStudent.dao.findById(all[0].id) == nil)
+            #expect(try PSStudent.dao.deleteById(all[1].id))
+            #expect(try PSStudent.dao.findById(all[1].id) == nil)
+            #expect(try PSStudent.dao.deleteById(12345) == false)
+            #expect(try PSStudent.dao.count() == 18)
+        }
+    }
+
+    @Test func findersAndConditions() throws {
+        try withStudents { _ throws in
+            #expect(try PSStudent.dao.find("select * from student where 1 = ?", 1).count == 20)
+            #expect(try PSStudent.dao.find("select * from STUDENT where name like ?", "张1%").count == 11)
+            #expect(try PSStudent.dao.findFirst("select * from student limit 1") != nil)
+            #expect(try PSStudent.dao.findFirst("select * from student where 1 = 0") == nil)
+            let between = try PSStudent.dao.findByCondition("age > ? and age < ?", 5, 10)
+            #expect(between.map { $0.age ?? -1 } == [6, 7, 8, 9])
+            #expect(try PSStudent.dao.findFirstByCondition("1 = 0") == nil)
+            #expect(try PSStudent.dao.findFirstByCondition("age = ?", 7)?.name == "张7")
+            #expect(try PSStudent.dao.countByCondition("age >= ?", 15) == 5)
+            #expect(try PSStudent.dao.count() == 20)
+            #expect(try PSStudent.dao.queryOne("select count(*) from student") as? Int64 == 20)
+            #expect(throws: DicRecordError.self) { try PSStudent.dao.queryOne("select * from student") }
+        }
+    }
+
+    @Test func findByIdReturnsADifferentEqualInstance() throws {
+        try withStudents { _ throws in
+            let first = try #require(try PSStudent.dao.findAll().first)
+            let again = try #require(try PSStudent.dao.findById(first.id))
+            #expect(first !== again)
+            #expect(first == again)
+            again.name = "changed"
+            #expect(first != again)
+        }
+    }
+
+    @Test func findByIdWithLoadColumnsHasExactlyThoseColumns() throws {
+        try withStudents { _ throws in
+            let first = try #require(try PSStudent.dao.findAll().first)
+            let partial = try #require(try PSStudent.dao.findById(first.id, loadColumns: "id, name"))
+            #expect(partial !== first)
+            #expect(partial.id == first.id)
+            #expect(partial.columnNames == ["id", "name"])
+            #expect(partial.name == first.name)
+            #expect(partial.age == nil)
+        }
+    }
+
+    @Test func paginateFields() throws {
+        try withStudents { _ throws in
+            let page = try PSStudent.dao.paginate(1, 10, "select *", "from student where 1 = ? order by id", 1)
+            #expect(page.pageNumber == 1)
+            #expect(page.pageSize == 10)
+            #expect(page.totalRow == 20)
+            #expect(page.totalPage == 2)
+            #expect(page.list.map(\.name) == (0..<10).map { "张\($0)" })
+            let beyond = try PSStudent.dao.paginate(5, 10, "select *", "from student")
+            #expect(beyond.list.isEmpty)
+            #expect(beyond.totalRow == 20)
+        }
+    }
+
+    @Test func aNumberOfSecondsAssignedToADateColumnReadsBackAsThatDate() throws {
+        try withStudents { _ throws in
+            let seconds = Date().timeIntervalSince1970
+            let s = PSStudent()
+            s["date"] = seconds
+            #expect(s.date == Date(timeIntervalSince1970: seconds))
+            #expect(s.date?.timeIntervalSince1970 == seconds)
+            try s.save()
+            let found = try #require(try PSStudent.dao.findById(s.id))
+            #expect(found.date?.timeIntervalSince1970 == seconds)
+        }
+    }
+
+    @Test func aWrongTypeThroughTheSubscriptIsAThrownErrorAtSave() throws {
+        try withStudents { _ throws in
+            let s = PSStudent()
+            s["name"] = Data([0xff, 0xfe])
+            s["age"] = 3
+            #expect(s.name == nil)   // typed reads never crash: not UTF-8, so not a String
+            let error = try #require(throws: ConversionError.self) { try s.save() }
+            #expect(error.column == "name")
+            #expect(s.id == nil)
+            #expect(try PSStudent.dao.count() == 20)
+
+            let t = try #require(try PSStudent.dao.findById(1))
+            t["age"] = "not a number"
+            #expect(throws: ConversionError.self) { try t.update() }
+            #expect(try PSStudent.dao.findById(1)?.age == 0)
+        }
+    }
+
+    @Test func untypedValuesAreStoredAsTheDeclaredType() throws {
+        try withStudents { t throws in
+            let s = PSStudent()
+            s["age"] = "12"
+            s["date"] = "2002-05-08 16:00:00"
+            s["name"] = 42
+            try s.save()
+            let row = try #require(try t.db.findFirst("select typeof(age) a, typeof(date) d, typeof(name) n, age, date, name from student where id = ?", s.id))
+            #expect(row.a as String? == "integer")
+            #expect(row.d as String? == "real")
+            #expect(row.n as String? == "text")
+            #expect(row.age as Int? == 12)
+            #expect(row.date as Double? == 1020873600)
+            #expect(row.name as String? == "42")
+            s["age"] = 12.5
+            #expect(throws: ConversionError.self) { try s.update() }
+        }
+    }
+
+    @Test func aValueWithNoConverterIsAThrownErrorAtSave() throws {
+        struct Opaque {}
+        try withStudents { _ throws in
+            let s = PSStudent()
+            s["name"] = Opaque()
+            #expect(throws: ConversionError.self) { try s.save() }
+            #expect(try PSStudent.dao.count() == 20)
+        }
+    }
+
+    @Test func unregisteredModelsWorkInMemoryAndRefuseTheDatabase() throws {
+        let none = Unregistered()
+        none.age = 10
+        none.name = "123"
+        #expect(none.age == 10)
+        #expect(none["age"] as? Int == 10)
+        #expect(none.name == "123")
+        try withDatabase { _ throws in
+            let error = try #require(throws: DicRecordError.self) { try none.save() }
+            #expect(error.kind == .notRegistered)
+            #expect(error.message.contains("Unregistered"))
+            #expect(throws: DicRecordError.self) { try Unregistered.dao.findAll() }
+        }
+    }
+
+    @Test func undeclaredColumnsFromAJoinAreReadable() throws {
+        try withStudents { t throws in
+            try t.db.update("create table teacher(id integer primary key, name text)")
+            try t.db.update("insert into teacher(id, name) values (1, 'Ms. Li')")
+            try t.db.update("alter table student add column teacher_id integer")
+            try t.db.update("update student set teacher_id = 1 where age < 3")
+            let rows = try PSStudent.dao.find("select s.*, t.name t_name from student s join teacher t on s.teacher_id = t.id order by s.id")
+            #expect(rows.count == 3)
+            #expect(rows[0]["t_name"] as? String == "Ms. Li")
+            let typed: String? = rows[1]["t_name"]
+            #expect(typed == "Ms. Li")
+            #expect(rows[2].name == "张2")
+        }
+    }
+
+    @Test func jsonInAndOut() throws {
+        try withStudents { _ throws in
+            let s = try PSStudent(json: #"{"name": "张三", "age": 14, "date": 1020873600}"#)
+            #expect(s.name == "张三")
+            #expect(s.age == 14)
+            #expect(s.date == Date(timeIntervalSince1970: 1020873600))
+            try s.save()
+            let found = try #require(try PSStudent.dao.findById(s.id))
+            let json = try found.toJSON()
+            #expect(json.contains(#""name":"张三""#))
+            #expect(json.contains(#""age":14"#))
+            #expect(throws: DicRecordError.self) { try PSStudent(json: "[1, 2]") }
+        }
+    }
+
+    @Test func instanceUseAndBoundDaos() throws {
+        try withStudents { t throws in
+            let backup = try DbContext.inMemory(configName: "backup")
+            backup.register(PSStudent.self)
+            try backup.start()
+            defer { backup.stop() }
+            let s = PSStudent()
+            s.name = "backup only"
+            try s.use("backup").save()
+            #expect(s.configName == "backup")
+            #expect(try PSStudent.dao.count() == 20)
+            let bound = PSStudent.dao.use("backup")
+            #expect(try bound.count() == 1)
+            #expect(PSStudent.dao.configName == nil)
+            let found = try #require(try bound.findById(s.id))
+            #expect(found.configName == "backup")
+            found.name = "edited"
+            try found.update()   // goes back to backup
+            #expect(try Db.use("backup").queryString("select name from student") == "edited")
+            #expect(try t.db.queryInt("select count(*) from student where name = 'edited'") == 0)
+            // A config the model is not registered with.
+            let other = try DbContext.inMemory(configName: "other")
+            try other.start()
+            defer { other.stop() }
+            let error = try #require(throws: DicRecordError.self) { try PSStudent.dao.use("other").findAll() }
+            #expect(error.kind == .notRegistered)
+            #expect(throws: DicRecordError.self) { try PSStudent.dao.use("nope").findAll() }
+        }
+    }
+
+    @Test func inheritedColumnsDefaultsAndJSONColumns() throws {
+        try withDatabase { t throws in
+            t.context.register(Employee.self)
+            let columns = try t.db.find("pragma table_info('Employee')").map { "\($0.name as String? ?? "")|\($0.type as String? ?? "")|\($0.notnull as Int? ?? -1)|\($0.dflt_value as String? ?? "NULL")" }
+            #expect(columns == ["id|INTEGER|0|NULL", "name|TEXT|0|NULL", "createdAt|REAL|0|NULL", "salary|REAL|1|0.0",
+                                "active|INTEGER|1|1", "level|INTEGER|1|1", "tags|TEXT|0|NULL"])
+            let e = Employee()
+            #expect(e.salary == 0)
+            #expect(e.active)
+            #expect(e.level == 1)
+            #expect(e.tags == nil)
+            e.name = "Ann"
+            e.tags = ["swift", "sqlite"]
+            e.level = 3
+            try e.save()
+            #expect(e.createdAt != nil)
+            #expect(try t.db.queryString("select tags from Employee") == #"["swift","sqlite"]"#)
+            #expect(try t.db.queryInt("select json_array_length(tags) from Employee") == 2)
+            let found = try #require(try Employee.dao.findById(e.id))
+            #expect(found.tags == ["swift", "sqlite"])
+            #expect(found.level == 3)
+            #expect(found.active)
+            #expect(found.salary == 0)
+            #expect(found.name == "Ann")
+            found.tags = nil
+            try found.update()
+            #expect(try Employee.dao.findById(e.id)?.tags == nil)
+            // Bad JSON in the column reads as nil, never crashes.
+            try t.db.update("update Employee set tags = '{not json'")
+            #expect(try Employee.dao.findById(e.id)?.tags == nil)
+        }
+    }
+}
