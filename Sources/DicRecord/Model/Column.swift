@@ -77,7 +77,9 @@ final class ColumnInfo: Sendable {
     /// The DEFAULT of a non-optional column (its initial value, encoded).
     let defaultValue: DatabaseValue?
     /// Stored as JSON text: a Codable type that had no converter when the schema was read.
-    @usableFromInline let json: JSONCodec?
+    let json: JSONCodec?
+    /// Whether `json` is set (a plain flag, cheap to test on the read path).
+    @usableFromInline let isJSON: Bool
     /// A value assigned untyped (subscript, JSON) as the declared type would store it, and the
     /// decoded value; throws when it is not one (refused at save). Nil for NULL.
     let coerce: @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)?
@@ -91,6 +93,7 @@ final class ColumnInfo: Sendable {
         self.isOptional = isOptional
         self.defaultValue = defaultValue
         self.json = json
+        self.isJSON = json != nil
         self.coerce = coerce
     }
 

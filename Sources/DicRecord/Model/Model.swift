@@ -26,7 +26,7 @@ open class Model: CustomStringConvertible {
     @usableFromInline @exclusivity(unchecked) final var storage: Record
     /// Positions of the declared columns in `storage`'s fetched layout (set by the dao).
     @usableFromInline @exclusivity(unchecked) final var layoutMap: LayoutMap?
-    @exclusivity(unchecked) final var schemaCache: ModelSchema?
+    @usableFromInline @exclusivity(unchecked) final var schemaCache: ModelSchema?
     /// The config chosen by `use(_:)` or by the dao this model was found through.
     @exclusivity(unchecked) final var boundConfig: String?
     /// To-one references loaded so far, by reference name (see ``Reference``).
@@ -207,8 +207,27 @@ extension ModelType {
     /// Reads a declared column (what `@Column` properties call).
     @inlinable
     public func readColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
+        // A model the dao fetched and nobody wrote: the fetch's layout map gives the position
+        // and the common types decode inline.
+        if let map = layoutMap, storage.fastPathAllowed {
+            switch map.storedValue(ObjectIdentifier(key), in: storage) {
+            case .value(let stored):
+                if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
+                    return value ?? self[keyPath: key].initialValue
+                }
+            case .absent:
+                return self[keyPath: key].initialValue
+            case .miss:
+                break
+            }
+        }
+        return readColumnGenerally(key)
+    }
+
+    @usableFromInline
+    func readColumnGenerally<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
         guard let column = columnInfo(key) else { return self[keyPath: key].initialValue }
-        if column.json == nil, storage.fastPathAllowed {
+        if !column.isJSON, storage.fastPathAllowed {
             guard let stored = storedValue(of: column) else { return self[keyPath: key].initialValue }
             if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
                 return value ?? self[keyPath: key].initialValue
@@ -226,8 +245,9 @@ extension ModelType {
 
     @usableFromInline
     func columnInfo<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> ColumnInfo? {
-        if let entry = FieldResolver.entry(key), case .column(let info) = entry.field.description { return info }
-        guard let field = FieldResolver.field(key, on: self), case .column(let info) = field.description else { return nil }
+        let field = FieldResolver.entry(key)?.field ?? FieldResolver.field(key, on: self)
+        guard let field, case .column(let info) = field.description else { return nil }
+        if let schemaCache, schemaCache.slot(for: ObjectIdentifier(key)) == nil { schemaCache.remember(ObjectIdentifier(key), info) }
         return info
     }
 }
@@ -235,7 +255,7 @@ extension ModelType {
 extension Model {
     /// The stored value of a declared column: through the fetch's layout map while the record is
     /// unwritten, else by name. Nil when the row has no such column.
-    @inlinable
+    @usableFromInline
     final func storedValue(of column: ColumnInfo) -> DatabaseValue? {
         let record = storage
         if !record.isMutated, let map = layoutMap, map.layout === record.baseLayout {
@@ -248,7 +268,7 @@ extension Model {
     @usableFromInline
     final func readColumnSlowly<Value>(_ column: ColumnInfo, as type: Value.Type) -> Value? {
         if let json = column.json {
-            return storage.decoded(column.name, using: json.decode) as? Value
+            return storage.decoded(column.name, using: { try json.decode($0) }) as? Value
         }
         return try? storage.get(column.name, as: Value.self)
     }

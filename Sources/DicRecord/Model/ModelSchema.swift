@@ -3,6 +3,7 @@ import Synchronization
 
 /// What a model class declares, read once per class from a prototype instance through `Mirror`:
 /// its table, key, columns (inherited ones first), references, indexes and search columns.
+@usableFromInline
 final class ModelSchema: Sendable {
     let typeName: String
     let tableName: String
@@ -26,6 +27,40 @@ final class ModelSchema: Sendable {
     let declarationError: DicRecordError?
 
     private static let cache = Mutex<[ObjectIdentifier: ModelSchema]>([:])
+
+    /// Key paths of this class's column properties seen so far, with their slots (-1 for JSON
+    /// columns, which take the general path): a property read scans a few pointers instead of hashing.
+    @usableFromInline let keySlots = Atomic<Unmanaged<KeySlots>>(Unmanaged.passRetained(KeySlots(keys: [], slots: [])))
+    private let keySlotHistory = Mutex<[KeySlots]>([])
+
+    @usableFromInline
+    final class KeySlots: Sendable {
+        @usableFromInline let keys: [ObjectIdentifier]
+        @usableFromInline let slots: [Int]
+        init(keys: [ObjectIdentifier], slots: [Int]) {
+            self.keys = keys
+            self.slots = slots
+        }
+    }
+
+    /// The slot of the column property whose storage key path is `key`; nil when not seen yet.
+    @inlinable
+    func slot(for key: ObjectIdentifier) -> Int? {
+        keySlots.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
+            for i in table.keys.indices where table.keys[i] == key { return table.slots[i] }
+            return nil
+        }
+    }
+
+    func remember(_ key: ObjectIdentifier, _ column: ColumnInfo) {
+        keySlotHistory.withLock { history in
+            let current = keySlots.load(ordering: .acquiring).takeUnretainedValue()
+            guard !current.keys.contains(key) else { return }
+            let next = KeySlots(keys: current.keys + [key], slots: current.slots + [column.isJSON ? -1 : column.slot])
+            history.append(next)
+            keySlots.store(Unmanaged.passUnretained(next), ordering: .releasing)
+        }
+    }
 
     /// The schema of `type`, built on first use. Building runs the model's `init()` (outside
     /// any lock, so that an init may itself use models).
@@ -107,7 +142,7 @@ final class ModelSchema: Sendable {
 
     /// For each declared column (by slot), its position in `layout`, or -1.
     func positions(in layout: RowLayout) -> LayoutMap {
-        LayoutMap(layout: layout, positions: columns.map { layout.position(of: $0.name) ?? -1 })
+        LayoutMap(layout: layout, schema: self, positions: columns.map { layout.position(of: $0.name) ?? -1 })
     }
 }
 
@@ -116,12 +151,30 @@ final class ModelSchema: Sendable {
 @usableFromInline
 final class LayoutMap: Sendable {
     @usableFromInline let layout: RowLayout
+    @usableFromInline let schema: ModelSchema
     @usableFromInline let positions: [Int]
 
-    init(layout: RowLayout, positions: [Int]) {
+    init(layout: RowLayout, schema: ModelSchema, positions: [Int]) {
         self.layout = layout
+        self.schema = schema
         self.positions = positions
     }
+
+    /// The stored value of the column property `key` in `record`, when this map applies to it
+    /// (the record is unwritten, the key is known and not a JSON column); `.miss` otherwise.
+    @inlinable
+    func storedValue(_ key: ObjectIdentifier, in record: Record) -> MapRead {
+        guard !record.isMutated, record.baseLayout === layout, let slot = schema.slot(for: key), slot >= 0 else { return .miss }
+        let position = positions[slot]
+        return position >= 0 ? .value(record.baseValues[position]) : .absent
+    }
+}
+
+@usableFromInline
+enum MapRead {
+    case value(DatabaseValue)
+    case absent
+    case miss
 }
 
 /// Finds which declared field a property wrapper's key path is: the wrapper is marked on the

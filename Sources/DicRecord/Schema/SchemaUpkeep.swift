@@ -146,12 +146,40 @@ struct SchemaUpkeep {
         let existing = try columnNames(table)
         var kept: [String] = schema.hasImplicitId ? ["id"] : []
         kept += schema.columns.map(\.name).filter { name in existing.contains { RowLayout.sameColumn($0, name) } }
+        // DROP TABLE takes the table's own indexes and triggers and its AUTOINCREMENT counter with
+        // it: the user's are re-created afterwards (those still valid), the counter restored.
+        let managed = Model.Index.prefix(table: table), fts = Self.ftsTable(table)
+        let dependents = try connection.rows("""
+            SELECT sql FROM sqlite_master WHERE tbl_name = ? COLLATE NOCASE AND type IN ('index', 'trigger') AND sql IS NOT NULL
+            AND substr(name, 1, ?) <> ? AND substr(name, 1, ?) <> ?
+            """, .values([.text(table), .integer(Int64(managed.utf8.count)), .text(managed),
+                          .integer(Int64(fts.utf8.count)), .text(fts)])).compactMap { row -> String? in
+            if case .text(let sql) = row[0] { return sql }
+            return nil
+        }
+        let sequence = try autoincrementCounter(table)
         _ = try connection.run("PRAGMA defer_foreign_keys = ON", .none)
         _ = try connection.run(createTable(schema, named: temporary), .none)
         let list = kept.map(SqlText.quote).joined(separator: ", ")
         _ = try connection.run("INSERT INTO \(SqlText.quote(temporary)) (\(list)) SELECT \(list) FROM \(SqlText.quote(table))", .none)
         _ = try connection.run("DROP TABLE \(SqlText.quote(table))", .none)
         _ = try connection.run("ALTER TABLE \(SqlText.quote(temporary)) RENAME TO \(SqlText.quote(table))", .none)
+        if let sequence, schema.hasImplicitId {
+            let updated = try connection.run("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", .values([.integer(sequence), .text(table)]))
+            if updated == 0 {
+                _ = try connection.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", .values([.text(table), .integer(sequence)]))
+            }
+        }
+        for sql in dependents { _ = try attempt(sql) }
+    }
+
+    /// The table's AUTOINCREMENT counter, if SQLite keeps one for it.
+    private func autoincrementCounter(_ table: String) throws -> Int64? {
+        guard try !connection.rows("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").isEmpty else { return nil }
+        if case .integer(let seq) = try connection.rows("SELECT seq FROM sqlite_sequence WHERE name = ?", .values([.text(table)])).first?.first {
+            return seq
+        }
+        return nil
     }
 
     private func runMigrate(_ schema: ModelSchema, from old: Int) throws {
