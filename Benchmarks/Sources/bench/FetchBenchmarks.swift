@@ -20,6 +20,7 @@ struct FetchBenchmarks {
             let queue = try DatabaseQueue(path: path)
             let context = try Fixtures.startContext("items", path: path)
             defer { context.stop() }
+            context.register(ItemModel.self)   // adopts the existing table
             let db = Db.use("items")
             if selected("fetch_positional") { try positional(raw, queue, db) }
             if selected("fetch_named") { try named(raw, queue, db) }
@@ -219,6 +220,10 @@ struct FetchBenchmarks {
             }
             w.measure("dicrecord find, then Record.decode", checksum: itemsChecksum) { () throws -> [Item] in
                 try db.transaction { db in try db.find(Self.itemsSQL).map { try $0.decode(Item.self) } }
+            }
+            let dao = ItemModel.dao.use("items")
+            w.measure("dicrecord Model dao.find, then @Column reads", checksum: itemsChecksum) { () throws -> [Item] in
+                try db.transaction { _ in try dao.find(Self.itemsSQL).map(Item.init(model:)) }
             }
         }
     }

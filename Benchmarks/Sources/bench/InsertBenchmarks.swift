@@ -110,6 +110,24 @@ struct InsertBenchmarks {
             }, checksum: checksum(dicrecordPath)) {
                 _ = try db.batchSave("items", records)
             }
+            var models: [ItemModel] = []
+            w.measure("dicrecord Model.save() in one transaction", setUp: {
+                try newContext()
+                context?.register(ItemModel.self)   // adopts the table just created
+                models = (1...rows).map { n in
+                    let m = ItemModel().use("insert")
+                    m.i0 = n; m.i1 = n; m.i2 = n; m.i3 = n; m.i4 = n
+                    m.i5 = n; m.i6 = n; m.i7 = n; m.i8 = n; m.i9 = n
+                    return m
+                }
+            }, tearDown: {
+                context?.stop()
+                models = []
+            }, checksum: checksum(dicrecordPath)) {
+                try db.transaction { _ in
+                    for model in models { try model.save() }
+                }
+            }
         }
     }
 

@@ -66,6 +66,27 @@ extension Item: FetchableRecord, PersistableRecord {
     }
 }
 
+/// DicRecord: a typed model over `items`, every column read through its `@Column` property.
+final class ItemModel: Model {
+    @DicRecord.Column var i0: Int = 0
+    @DicRecord.Column var i1: Int = 0
+    @DicRecord.Column var i2: Int = 0
+    @DicRecord.Column var i3: Int = 0
+    @DicRecord.Column var i4: Int = 0
+    @DicRecord.Column var i5: Int = 0
+    @DicRecord.Column var i6: Int = 0
+    @DicRecord.Column var i7: Int = 0
+    @DicRecord.Column var i8: Int = 0
+    @DicRecord.Column var i9: Int = 0
+    override class var tableName: String { "items" }
+}
+
+extension Item {
+    init(model m: ItemModel) {
+        self.init(i0: m.i0, i1: m.i1, i2: m.i2, i3: m.i3, i4: m.i4, i5: m.i5, i6: m.i6, i7: m.i7, i8: m.i8, i9: m.i9)
+    }
+}
+
 /// GRDB: the same row decoded through GRDB's Decodable support.
 struct DecodableItem: TenInts, Decodable, FetchableRecord {
     var i0, i1, i2, i3, i4, i5, i6, i7, i8, i9: Int

@@ -20,9 +20,19 @@ public struct Db: Sendable {
     public let configName: String?
     private let registry: ContextRegistry
 
+    /// A context already looked up (by a model or dao), so that its calls skip the registry.
+    private let known: DbContext?
+
     init(configName: String?, registry: ContextRegistry) {
         self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
         self.registry = registry
+        self.known = nil
+    }
+
+    init(context: DbContext, registry: ContextRegistry) {
+        self.configName = context.configName
+        self.registry = registry
+        self.known = context
     }
 
     /// The main config's handle.
@@ -41,7 +51,7 @@ public struct Db: Sendable {
 
     /// The context behind this handle.
     public func context() throws -> DbContext {
-        try registry.context(named: configName)
+        try known ?? registry.context(named: configName)
     }
 
     func reading<T>(_ body: (Connection) throws -> T) throws -> T {

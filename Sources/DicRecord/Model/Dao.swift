@@ -149,7 +149,7 @@ public struct Dao<M: Model>: Sendable {
         if let error = schema.declarationError { throw error }
         let registry = ContextRegistry.active
         let context = try registry.context(forModel: M.self, named: configName)
-        return (Db(configName: context.configName, registry: registry), schema)
+        return (Db(context: context, registry: registry), schema)
     }
 
     func find(condition: String, _ arguments: Arguments) throws -> [M] {

@@ -9,7 +9,16 @@ extension Model {
         let (db, schema) = try persistenceTarget()
         try willSave()
         try prepareWrite(schema, db: db, inserting: true)
-        let saved = try db.saveRecord(schema.tableName, storage, primaryKey: schema.keyColumns.joined(separator: ","))
+        let record = storage
+        let saved = try db.context().pool().write { connection -> Bool in
+            // The generated key goes back into `id` whenever the model has the implicit one.
+            let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
+            let sql = schema.insertSQL(for: row.names)
+            let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, .values(row.values)) }
+            if row.keyIsMissing { record.put("id", .integer(connection.lastInsertRowid)) }
+            record.clearModified()
+            return changed > 0
+        }
         layoutMap = nil
         didSave()
         return saved
@@ -110,7 +119,7 @@ extension Model {
         if let error = schema.declarationError { throw error }
         let registry = ContextRegistry.active
         let context = try registry.context(forModel: type(of: self), named: boundConfig)
-        return (Db(configName: context.configName, registry: registry), schema)
+        return (Db(context: context, registry: registry), schema)
     }
 
     /// Brings untyped values to their declared types (or refuses them) and stamps createdAt/updatedAt.
@@ -129,6 +138,7 @@ extension Model {
             }
             needsValidation = false
         }
+        guard schema.createdAt != nil || schema.updatedAt != nil else { return }
         let now = Date()
         if inserting, let createdAt = schema.createdAt, createdAt.wrappedType == Date.self,
            (storage.storedValue(createdAt.name) ?? .null) == .null {

@@ -44,7 +44,7 @@ final class ModelSchema: Sendable {
     }
 
     /// The slot of the column property whose storage key path is `key`; nil when not seen yet.
-    @inlinable
+    @inlinable @inline(__always)
     func slot(for key: ObjectIdentifier) -> Int? {
         keySlots.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
             for i in table.keys.indices where table.keys[i] == key { return table.slots[i] }
@@ -135,6 +135,18 @@ final class ModelSchema: Sendable {
             "model \(typeName) (table '\(tableName)'): " + problems.joined(separator: "; "))
     }
 
+    /// The INSERT for these columns; the last one built is kept (a loop of saves reuses it).
+    func insertSQL(for names: [String]) -> String {
+        if let last = lastInsert.withLock({ $0 }), last.names == names { return last.sql }
+        let table = SqlText.quote(tableName)
+        let sql = names.isEmpty
+            ? "INSERT INTO \(table) DEFAULT VALUES"
+            : "INSERT INTO \(table) (\(names.map(SqlText.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        lastInsert.withLock { $0 = (names, sql) }
+        return sql
+    }
+    private let lastInsert = Mutex<(names: [String], sql: String)?>(nil)
+
     /// The declared column named `name` (case-insensitive).
     func column(named name: String) -> ColumnInfo? {
         columns.first { RowLayout.sameColumn($0.name, name) }
@@ -162,7 +174,7 @@ final class LayoutMap: Sendable {
 
     /// The stored value of the column property `key` in `record`, when this map applies to it
     /// (the record is unwritten, the key is known and not a JSON column); `.miss` otherwise.
-    @inlinable
+    @inlinable @inline(__always)
     func storedValue(_ key: ObjectIdentifier, in record: Record) -> MapRead {
         guard !record.isMutated, record.baseLayout === layout, let slot = schema.slot(for: key), slot >= 0 else { return .miss }
         let position = positions[slot]
