@@ -66,8 +66,7 @@ public struct Children<Child: Model>: ModelField {
 
     @available(*, unavailable, message: "@Children is only available on properties of a Model")
     public var wrappedValue: [Child] {
-        get { fatalError("unavailable") }
-        set { fatalError("unavailable") }
+        fatalError("unavailable")
     }
 
     public static subscript<M: Model>(_enclosingInstance model: M,
