@@ -20,6 +20,23 @@ struct MoneyConverter: TypeConverter {
     }
 }
 
+/// Typed models: the tables are created (and later upgraded) from these declarations.
+final class Mentor: Model {
+    @Column var name: String?
+    @Children(foreignKey: "mentor_id") var pupils: [Pupil]
+}
+
+final class Pupil: Model {
+    @Column var name: String?
+    @Column var age: Int = 10
+    @Column var bio: String?
+    @Column var hobbies: [String]?            // Codable, no converter: JSON text
+    @Column var createdAt: Date?              // stamped on insert
+    @Reference var mentor: Mentor?            // column mentor_id, loaded lazily
+    override class var indexes: [Index] { [Index("name")] }
+    override class var searchColumns: [String] { ["name", "bio"] }
+}
+
 func say(_ text: String) { print("\n▸ " + text) }
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -95,6 +112,25 @@ do {
         print("  backup has:", t, "| JSON:", try t.toJSON())
     }
     print("  main has \(try Db.queryInt("select count(*) from teacher") ?? 0) teacher(s); backup has \(try Db.use("backup").queryInt("select count(*) from teacher") ?? 0)")
+
+    say("Models: declared columns; 'school' creates their tables at start.")
+    let school = try DbContext(path: folder.appendingPathComponent("db/school.sqlite").path, configName: "school")
+    school.register(Mentor.self, Pupil.self)
+    try school.start()
+    print("  ", try Db.use("school").queryString("select sql from sqlite_master where name = 'Pupil'") ?? "-")
+    let mentor = Mentor(); mentor.name = "王老师"
+    try mentor.save()
+    for (name, age, bio) in [("小明", 12, "likes chess and swift"), ("小红", 13, "plays the violin"), ("小刚", 11, "writes swift every day")] {
+        let p = Pupil(); p.name = name; p.age = age; p.bio = bio; p.hobbies = ["reading"]; p.mentor = mentor
+        try p.save()
+    }
+    let pupils = try Pupil.dao.findByCondition("age >= ? order by age", 12)
+    try Pupil.dao.preload(\.mentor, in: pupils)       // one query for every mentor
+    print("  aged 12+:", pupils.map { "\($0.name ?? "-") (\($0.age), mentor \($0.mentor?.name ?? "-"))" })
+    let oldest: Int? = try Pupil.dao.max("age")
+    print("  \(try Pupil.dao.count()) pupils, oldest \(oldest ?? 0), average age \(try Pupil.dao.avg("age") ?? 0)")
+    print("  \(mentor.name ?? "-") mentors \(mentor.pupils.count); full-text search for 'swift':", try Pupil.dao.search("swift").compactMap(\.name))
+    school.stop()
 
     say("Bad input is a thrown error that says where, never a crash.")
     do {
