@@ -49,7 +49,7 @@ private final class Student: Model {
             let found = try Student.dao.findByCondition("age > ?", 12)          // [Student]
             try Student.dao.preload(\.teacher, in: found)                        // their teachers in one query
             let oldest: Int? = try Student.dao.max("age")
-            try Student.dao.use("backup").findById(1)                            // another config; Student.dao unchanged
+            _ = try Student.dao.use("backup").findById(1)                        // another config; Student.dao unchanged
 
             #expect(s.id == 1)
             #expect(found.map(\.name) == ["张三"])

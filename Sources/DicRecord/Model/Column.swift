@@ -19,14 +19,18 @@ import Foundation
 public struct Column<Value>: ModelField {
     /// What a new model reads before the column is set; the DEFAULT of a non-optional column.
     @usableFromInline let initialValue: Value
-    var probe = false
+    @usableFromInline var probe = false
+
+    // Inlinable so that a model's init builds its columns without generic metadata lookups.
 
     /// A nullable column: `@Column var name: String?`.
+    @inlinable
     public init() where Value: ExpressibleByNilLiteral {
         initialValue = nil
     }
 
     /// A column with an initial value: `@Column var age: Int = 10` (NOT NULL DEFAULT 10).
+    @inlinable
     public init(wrappedValue: Value) {
         initialValue = wrappedValue
     }

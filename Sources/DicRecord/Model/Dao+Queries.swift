@@ -9,36 +9,41 @@ extension Dao {
     /// let withEmail = try User.dao.count("email")
     /// ```
     public func count(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Int {
-        try aggregate("count(\(SqlText.quote(column)))", condition, args, as: Int.self) ?? 0
+        try aggregate(column, "count", condition, args, as: Int.self) ?? 0
     }
 
     /// The largest value of `column`, nil on no rows: `let oldest: Int? = try Student.dao.max("age")`.
     public func max<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
-        try aggregate("max(\(SqlText.quote(column)))", condition, args, as: T.self)
+        try aggregate(column, "max", condition, args, as: T.self)
     }
 
     /// The smallest value of `column`, nil on no rows.
     public func min<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
-        try aggregate("min(\(SqlText.quote(column)))", condition, args, as: T.self)
+        try aggregate(column, "min", condition, args, as: T.self)
     }
 
     /// SQLite's `sum`: nil on no rows, an integer sum for integer columns.
     public func sum<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
-        try aggregate("sum(\(SqlText.quote(column)))", condition, args, as: T.self)
+        try aggregate(column, "sum", condition, args, as: T.self)
     }
 
     /// SQLite's `total`: the sum as a Double, 0.0 on no rows.
     public func total(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Double {
-        try aggregate("total(\(SqlText.quote(column)))", condition, args, as: Double.self) ?? 0
+        try aggregate(column, "total", condition, args, as: Double.self) ?? 0
     }
 
     /// The average of `column`, nil on no rows.
     public func avg(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Double? {
-        try aggregate("avg(\(SqlText.quote(column)))", condition, args, as: Double.self)
+        try aggregate(column, "avg", condition, args, as: Double.self)
     }
 
-    private func aggregate<T>(_ expression: String, _ condition: String, _ args: [DatabaseArgument], as type: T.Type) throws -> T? {
+    private func aggregate<T>(_ column: String, _ function: String, _ condition: String, _ args: [DatabaseArgument], as type: T.Type) throws -> T? {
         let (db, schema) = try target()
+        // SQLite would read an unknown "column" as a string literal and aggregate that.
+        guard try db.reading({ $0.tableHasColumn(schema.tableName, column) }) else {
+            throw DicRecordError(.missingColumn, "table '\(schema.tableName)' has no column '\(column)'", configName: db.configName)
+        }
+        let expression = "\(function)(\(SqlText.quote(column)))"
         let sql = "SELECT \(expression) FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))"
         return try db.queryValues(sql, .positional(args), as: T.self, limit: 1).first ?? nil
     }

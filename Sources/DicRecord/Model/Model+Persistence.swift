@@ -74,7 +74,10 @@ extension Model {
                 : "INSERT INTO \(SqlText.quote(table)) (\(supplied.map { SqlText.quote($0.0) }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: supplied.count).joined(separator: ", ")))"
             if let target {
                 let targetNames = Set(target.map { $0.lowercased() })
-                var updates = supplied.map(\.0).filter { !targetNames.contains($0.lowercased()) }
+                // An update keeps the row's creation stamp.
+                var updates = supplied.map(\.0).filter { name in
+                    !targetNames.contains(name.lowercased()) && !(schema.createdAt.map { RowLayout.sameColumn($0.name, name) } ?? false)
+                }
                 if updates.isEmpty { updates = [target[0]] }
                 sql += " ON CONFLICT (\(target.map(SqlText.quote).joined(separator: ", "))) DO UPDATE SET "
                     + updates.map { "\(SqlText.quote($0)) = excluded.\(SqlText.quote($0))" }.joined(separator: ", ")
@@ -96,19 +99,21 @@ extension Model {
     }
 
     /// The key columns an upsert conflicts on: the primary key when supplied, else the first
-    /// unique index whose columns are all supplied (as SQLite reports them).
+    /// declared unique index whose columns are all supplied, else the first such unique
+    /// constraint SQLite reports (from `constraint(for:)` or the table itself), oldest first.
     private static func conflictTarget(_ schema: ModelSchema, connection: Connection, supplied: Set<String>) -> [String]? {
-        if schema.keyColumns.allSatisfy({ supplied.contains($0.lowercased()) }) { return schema.keyColumns }
+        func isSupplied(_ columns: [String]) -> Bool { !columns.isEmpty && columns.allSatisfy { supplied.contains($0.lowercased()) } }
+        if isSupplied(schema.keyColumns) { return schema.keyColumns }
+        if let declared = schema.indexes.first(where: { $0.unique && isSupplied($0.columns) }) { return declared.columns }
         let table = SqlText.quote(schema.tableName)
-        let indexes = (try? connection.rows("PRAGMA index_list(\(table))")) ?? []
-        for index in indexes {
-            // seq, name, unique, origin, partial
+        // PRAGMA index_list: seq, name, unique, origin, partial; newest first.
+        for index in ((try? connection.rows("PRAGMA index_list(\(table))")) ?? []).reversed() {
             guard index.count >= 5, index[2] == .integer(1), index[4] == .integer(0), case .text(let name) = index[1] else { continue }
             let columns = ((try? connection.rows("PRAGMA index_info(\(SqlText.quote(name)))")) ?? []).compactMap { row -> String? in
                 if case .text(let column) = row[2] { return column }
                 return nil
             }
-            if !columns.isEmpty, columns.allSatisfy({ supplied.contains($0.lowercased()) }) { return columns }
+            if isSupplied(columns) { return columns }
         }
         return nil
     }

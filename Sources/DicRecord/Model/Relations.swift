@@ -15,8 +15,9 @@ import Foundation
 /// reads as nil; `try student.load(\.teacher)` throws the reason instead.
 @propertyWrapper
 public struct Reference<Target: Model>: ModelField {
-    var probe = false
+    @usableFromInline var probe = false
 
+    @inlinable
     public init() {}
 
     @available(*, unavailable, message: "@Reference is only available on properties of a Model")
