@@ -11,12 +11,14 @@ import Darwin
 /// `tx` closure, an `each` callback or any nested library call finds the connection its caller
 /// already holds and joins it instead of waiting for it (which would deadlock).
 final class ThreadLeases {
-    var writers: [ObjectIdentifier: Connection] = [:]
-    var readers: [ObjectIdentifier: Connection] = [:]
+    // One thread's own object: no other thread ever touches it, so the runtime's exclusivity
+    // checks (which cost as much as the accesses) are off.
+    @exclusivity(unchecked) var writers: [ObjectIdentifier: Connection] = [:]
+    @exclusivity(unchecked) var readers: [ObjectIdentifier: Connection] = [:]
     /// The last `findById` statement this thread built (see `Db.findById`).
-    var lastFindById: (table: String, key: String, columns: String, sql: String)?
+    @exclusivity(unchecked) var lastFindById: (table: String, key: String, columns: String, sql: String)?
     /// The fetched record the dao hands to the model `init()` it is running (see `ModelFactory`).
-    var pendingModelRecord: (type: ObjectIdentifier, record: Record)?
+    @exclusivity(unchecked) var pendingModelRecord: (type: ObjectIdentifier, record: Record)?
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
