@@ -276,7 +276,11 @@ extension Model {
     @usableFromInline
     final func writeColumn<Value>(_ column: ColumnInfo, _ value: Value) {
         guard let json = column.json else {
-            storage.set(column.name, value)
+            if storage.fastPathAllowed, let fast = Record.fastEncode(value) {
+                storage.set(column.name, encoded: fast.stored, swiftValue: fast.kept)
+            } else {
+                storage.set(column.name, value)
+            }
             return
         }
         let unwrapped = (value as? any OptionalProtocol).map { $0.unwrapped } ?? value

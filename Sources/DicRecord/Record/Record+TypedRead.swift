@@ -132,6 +132,42 @@ extension Record {
     }
 }
 
+extension Record {
+    /// The stored form of a value of a common type (and its Optional), with the value to keep,
+    /// without the registry's dynamic casts; nil for any other type. Mirrors the built-in
+    /// converters, so the caller must check `fastPathAllowed` first.
+    static func fastEncode<V>(_ value: V) -> (stored: DatabaseValue, kept: Any?)? {
+        func plain<W>(_ value: W) -> (stored: DatabaseValue, kept: Any?)? {
+            if W.self == Int.self { let v = unsafeBitCast(value, to: Int.self); return (.integer(Int64(v)), v) }
+            if W.self == String.self { let v = unsafeBitCast(value, to: String.self); return (.text(v), v) }
+            if W.self == Double.self {
+                let v = unsafeBitCast(value, to: Double.self)
+                return v.isNaN ? nil : (.real(v), v)   // NaN: the converter's error
+            }
+            if W.self == Int64.self { let v = unsafeBitCast(value, to: Int64.self); return (.integer(v), v) }
+            if W.self == Bool.self { let v = unsafeBitCast(value, to: Bool.self); return (.integer(v ? 1 : 0), v) }
+            if W.self == Date.self {
+                let v = unsafeBitCast(value, to: Date.self)
+                return (.real(v.timeIntervalSince1970), v)
+            }
+            if W.self == Data.self { let v = unsafeBitCast(value, to: Data.self); return (.blob(v), v) }
+            return nil
+        }
+        func optional<W>(_ type: W.Type) -> (stored: DatabaseValue, kept: Any?)? {
+            guard let wrapped = unsafeBitCast(value, to: W?.self) else { return (.null, nil) }
+            return plain(wrapped)
+        }
+        if V.self == Int?.self { return optional(Int.self) }
+        if V.self == String?.self { return optional(String.self) }
+        if V.self == Double?.self { return optional(Double.self) }
+        if V.self == Int64?.self { return optional(Int64.self) }
+        if V.self == Bool?.self { return optional(Bool.self) }
+        if V.self == Date?.self { return optional(Date.self) }
+        if V.self == Data?.self { return optional(Data.self) }
+        return plain(value)
+    }
+}
+
 /// The outcome of a fast typed read.
 @usableFromInline
 enum FastRead<T> {

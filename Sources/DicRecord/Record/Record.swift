@@ -315,7 +315,7 @@ public final class Record: Sendable {
     }
 
     /// Writes a value already encoded (a model's JSON column) and marks the column modified.
-    func set(_ column: String, encoded: DatabaseValue, swiftValue: Any) {
+    func set(_ column: String, encoded: DatabaseValue, swiftValue: Any?) {
         store(column, encoded, swiftValue: swiftValue, encodingError: nil)
     }
 

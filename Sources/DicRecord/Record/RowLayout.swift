@@ -55,8 +55,20 @@ final class RowLayout: Sendable {
         return a.lowercased() == b.lowercased()
     }
 
+    /// This layout plus one column. ASCII layouts extend their packed names instead of
+    /// recomputing them (a new model grows one column per property it sets).
     func appending(_ name: String) -> RowLayout {
-        RowLayout(names: names + [name], registry: registry)
+        guard let packedNames, let packed = PackedName(name) else {
+            return RowLayout(names: names + [name], registry: registry)
+        }
+        return RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry)
+    }
+
+    private init(names: [String], packedNames: [PackedName], registry: Converters) {
+        self.names = names
+        self.registry = registry
+        self.packedNames = packedNames
+        self.index = [:]
     }
 
     func removing(at positions: Set<Int>) -> RowLayout {
