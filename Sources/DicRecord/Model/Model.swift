@@ -37,7 +37,10 @@ open class Model: CustomStringConvertible {
 
     /// A new, empty model (not yet in the database).
     public required init() {
-        storage = ModelFactory.takeRecord(for: Self.self) ?? Record()
+        // A new model with the implicit key starts with an empty `id`, so that saving it fills
+        // the column in place rather than growing the row.
+        storage = ModelFactory.takeRecord(for: Self.self)
+            ?? (Self.primaryKey == "id" ? Record(layout: RowLayout.idOnly, values: [.null]) : Record())
     }
 
     /// A model from a JSON object; every column it holds counts as modified.

@@ -13,6 +13,8 @@ final class RowLayout: Sendable {
 
     /// The layout of a new, empty record (layouts never change: a write makes a new one).
     static let empty = RowLayout(names: [], registry: .shared)
+    /// The layout of a new model: its `id`, not yet generated.
+    static let idOnly = RowLayout(names: ["id"], registry: .shared)
 
     init(names: [String], registry: Converters) {
         self.names = names
