@@ -209,7 +209,7 @@ extension ModelType {
 
     /// Reads a declared column (what `@Column` properties call).
     @inlinable
-    public func readColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
+    func readColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
         // A model the dao fetched and nobody wrote: the fetch's layout map gives the position
         // and the common types decode inline.
         if let map = layoutMap, storage.fastPathAllowed {
@@ -241,7 +241,7 @@ extension ModelType {
 
     /// Writes a declared column (what `@Column` properties call).
     @inlinable
-    public func writeColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>, _ value: Value) {
+    func writeColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>, _ value: Value) {
         guard let column = columnInfo(key) else { return }
         writeColumn(column, value)
     }

@@ -289,7 +289,7 @@ struct SchemaUpkeep {
             try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", .values([.text(name)])).isEmpty
         }
         let wanted = schema.searchColumns.isEmpty ? nil : ftsDefinition(schema)
-        let upToDate = wanted != nil && existing == .text(wanted!) && triggers.count == 3
+        let upToDate = wanted.map { existing == .text($0) } == true && triggers.count == 3
         guard !upToDate, existing != nil || !triggers.isEmpty else { return }
         for name in triggers { _ = try connection.run("DROP TRIGGER \(SqlText.quote(name))", .none) }
         if existing != nil { _ = try connection.run("DROP TABLE \(SqlText.quote(fts))", .none) }
