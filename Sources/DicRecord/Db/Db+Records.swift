@@ -21,9 +21,7 @@ extension Db {
         mutating func sql(for columns: [String]) -> String {
             if columns == self.columns && !sql.isEmpty { return sql }
             self.columns = columns
-            sql = columns.isEmpty
-                ? "INSERT INTO \(SqlText.quote(table)) DEFAULT VALUES"
-                : "INSERT INTO \(SqlText.quote(table)) (\(columns.map(SqlText.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            sql = SqlText.insert(into: table, columns: columns)
             return sql
         }
 

@@ -9,6 +9,13 @@ enum SqlText {
         return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
+    /// `INSERT INTO "table" ("a", "b") VALUES (?, ?)`, or `DEFAULT VALUES` for no columns.
+    static func insert(into table: String, columns: [String]) -> String {
+        columns.isEmpty
+            ? "INSERT INTO \(quote(table)) DEFAULT VALUES"
+            : "INSERT INTO \(quote(table)) (\(columns.map(quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+    }
+
     /// The columns of a primary key declared as `"id"` or `"a, b"`.
     static func keyColumns(_ primaryKey: String) -> [String] {
         primaryKey.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -69,9 +69,7 @@ extension Model {
         let changed = try db.writing { connection -> Bool in
             let names = Set(supplied.map { $0.0.lowercased() })
             let target = Self.conflictTarget(schema, connection: connection, supplied: names)
-            var sql = supplied.isEmpty
-                ? "INSERT INTO \(SqlText.quote(table)) DEFAULT VALUES"
-                : "INSERT INTO \(SqlText.quote(table)) (\(supplied.map { SqlText.quote($0.0) }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: supplied.count).joined(separator: ", ")))"
+            var sql = SqlText.insert(into: table, columns: supplied.map(\.0))
             if let target {
                 let targetNames = Set(target.map { $0.lowercased() })
                 // An update keeps the row's creation stamp.

@@ -138,10 +138,7 @@ final class ModelSchema: Sendable {
     /// The INSERT for these columns; the last one built is kept (a loop of saves reuses it).
     func insertSQL(for names: [String]) -> String {
         if let last = lastInsert.withLock({ $0 }), last.names == names { return last.sql }
-        let table = SqlText.quote(tableName)
-        let sql = names.isEmpty
-            ? "INSERT INTO \(table) DEFAULT VALUES"
-            : "INSERT INTO \(table) (\(names.map(SqlText.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        let sql = SqlText.insert(into: tableName, columns: names)
         lastInsert.withLock { $0 = (names, sql) }
         return sql
     }
