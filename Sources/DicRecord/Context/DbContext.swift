@@ -82,17 +82,26 @@ public final class DbContext: Sendable {
     /// main.register(Student.self, Teacher.self)
     /// ```
     public func register(_ models: Model.Type...) {
-        let added = schema.withLock { declarations -> [Model.Type] in
+        let (added, others) = schema.withLock { declarations -> ([Model.Type], [Model.Type]) in
             var added: [Model.Type] = []
-            for model in models where declarations.registered.insert(ObjectIdentifier(model)).inserted {
-                declarations.models.append(model)
-                added.append(model)
+            for model in models {
+                let key = ObjectIdentifier(model)
+                if declarations.registered.insert(key).inserted {
+                    declarations.models.append(model)
+                    added.append(model)
+                } else if declarations.failures[key] != nil {
+                    added.append(model)   // its schema work failed before: try again
+                }
             }
-            return added
+            let addedKeys = Set(added.map(ObjectIdentifier.init))
+            return (added, declarations.models.filter { !addedKeys.contains(ObjectIdentifier($0)) })
         }
         guard !added.isEmpty, let pool = running.withLock({ $0?.pool }) else { return }
         do {
-            try runSchemaUpkeep(pool, models: added, migrations: [])
+            try runSchemaUpkeep(pool, models: added, registered: others, migrations: [])
+            schema.withLock { declarations in
+                for model in added { declarations.failures[ObjectIdentifier(model)] = nil }
+            }
         } catch {
             schema.withLock { declarations in
                 for model in added { declarations.failures[ObjectIdentifier(model)] = error }
@@ -120,13 +129,14 @@ public final class DbContext: Sendable {
         }
     }
 
-    private func runSchemaUpkeep(_ pool: ConnectionPool, models: [Model.Type], migrations: [DatabaseMigration]) throws {
+    private func runSchemaUpkeep(_ pool: ConnectionPool, models: [Model.Type], registered: [Model.Type] = [],
+                                 migrations: [DatabaseMigration]) throws {
         guard !models.isEmpty || !migrations.isEmpty else { return }
         let registry = ContextRegistry.active
         try pool.write { connection in
             try SchemaUpkeep(connection: connection, converters: converters, configName: configName,
                              db: Db(configName: configName, registry: registry))
-                .run(models: models, migrations: migrations)
+                .run(models: models, registered: registered, migrations: migrations)
         }
     }
 
@@ -148,7 +158,11 @@ public final class DbContext: Sendable {
             // Opened outside the lock: an onOpen hook may ask this context questions.
             let pool = try openPool()
             running.withLock { $0 = Running(pool: pool, registry: registry) }
-            let declared = schema.withLock { ($0.models, $0.migrations) }
+            // Every registered model's schema work runs again here: earlier failures are forgotten.
+            let declared = schema.withLock { declarations in
+                declarations.failures = [:]
+                return (declarations.models, declarations.migrations)
+            }
             do {
                 try runSchemaUpkeep(pool, models: declared.0, migrations: declared.1)
             } catch {

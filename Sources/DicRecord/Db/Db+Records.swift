@@ -79,7 +79,8 @@ extension Db {
         let sql = "UPDATE \(SqlText.quote(table)) SET \(changes.map { "\(SqlText.quote($0.name)) = ?" }.joined(separator: ", ")) WHERE \(whereKeys(keys))"
         return try writing { connection in
             let changed = try connection.run(sql, .values(changes.map(\.value) + keyValues))
-            record.clearModified()
+            // No row matched (deleted meanwhile?): the edits stay marked, not silently dropped.
+            if changed > 0 { record.clearModified() }
             return changed > 0
         }
     }

@@ -84,6 +84,7 @@ extension Dao {
         var found: [DatabaseValue: Target] = [:]
         let targets = Dao<Target>(configName: configName)
         let targetSchema = try targets.target().schema
+        try targets.requireSingleKey(targetSchema, "preload")
         let keyColumn = targetSchema.keyColumns[0]
         // SQLite allows 32766 parameters; stay well below in case an old build allows 999.
         var start = 0

@@ -53,6 +53,7 @@ public struct Dao<M: Model>: Sendable {
     /// The model whose key is `id`, or nil.
     public func findById(_ id: DatabaseArgument) throws -> M? {
         let (db, schema) = try target()
+        try requireSingleKey(schema, "findById")
         guard let record = try db.findRecordById(schema.tableName, id, primaryKey: schema.keyColumns[0], columns: "*") else { return nil }
         return make(record, schema: schema, map: nil)
     }
@@ -60,6 +61,7 @@ public struct Dao<M: Model>: Sendable {
     /// The model whose key is `id`, with only `loadColumns` read: `findById(1, loadColumns: "id, name")`.
     public func findById(_ id: DatabaseArgument, loadColumns: String) throws -> M? {
         let (db, schema) = try target()
+        try requireSingleKey(schema, "findById")
         guard let record = try db.findRecordById(schema.tableName, id, primaryKey: schema.keyColumns[0], columns: loadColumns) else { return nil }
         return make(record, schema: schema, map: nil)
     }
@@ -120,7 +122,15 @@ public struct Dao<M: Model>: Sendable {
     @discardableResult
     public func deleteById(_ id: DatabaseArgument) throws -> Bool {
         let (db, schema) = try target()
+        try requireSingleKey(schema, "deleteById")
         return try db.deleteByKeys(schema.tableName, keys: [schema.keyColumns[0]], values: .positional([id]))
+    }
+
+    /// Deletes the row with a composite key, values in the order of `primaryKey`.
+    @discardableResult
+    public func deleteByIds(_ ids: DatabaseArgument...) throws -> Bool {
+        let (db, schema) = try target()
+        return try db.deleteByKeys(schema.tableName, keys: schema.keyColumns, values: .positional(ids))
     }
 
     /// Deletes the rows matching `condition` (which must not be empty); returns how many.
@@ -150,6 +160,15 @@ public struct Dao<M: Model>: Sendable {
         let registry = ContextRegistry.active
         let context = try registry.context(forModel: M.self, named: configName)
         return (Db(context: context, registry: registry), schema)
+    }
+
+    /// A one-value key method on a model with a composite key would match on its first column only.
+    func requireSingleKey(_ schema: ModelSchema, _ method: String) throws {
+        guard schema.keyColumns.count == 1 else {
+            throw DicRecordError(.invalidArgument,
+                "\(method) needs a single-column key; \(schema.typeName) is keyed by \(schema.keyColumns.joined(separator: ", ")): use \(method == "findById" ? "findByIds" : "deleteByIds")",
+                configName: configName)
+        }
     }
 
     func find(condition: String, _ arguments: Arguments) throws -> [M] {

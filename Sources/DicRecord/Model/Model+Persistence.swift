@@ -32,7 +32,7 @@ extension Model {
         try willSave()
         try prepareWrite(schema, db: db, inserting: false)
         let updated = try db.updateRecord(schema.tableName, storage, primaryKey: schema.keyColumns.joined(separator: ","))
-        didSave()
+        if updated { didSave() }
         return updated
     }
 
@@ -125,8 +125,20 @@ extension Model {
         return (Db(context: context, registry: registry), schema)
     }
 
-    /// Brings untyped values to their declared types (or refuses them) and stamps createdAt/updatedAt.
+    /// Brings untyped values to their declared types (or refuses them), fills in the initial value
+    /// of unset non-optional columns on insert, and stamps createdAt/updatedAt.
     private func prepareWrite(_ schema: ModelSchema, db: Db, inserting: Bool) throws {
+        // What the model reads for an unset column is this instance's initial value, which need
+        // not be the table's DEFAULT (`= UUID()`, or a default changed since the table was made).
+        // A row with as many columns as declared has them all: the common case costs nothing.
+        if inserting, storage.columnCount < schema.columns.count + (schema.hasImplicitId ? 1 : 0),
+           schema.columns.contains(where: { !$0.isOptional && storage.storedValue($0.name) == nil }) {
+            for field in FieldResolver.fields(of: self) {
+                guard case .column(let info) = field.description, !info.isOptional,
+                      storage.storedValue(info.name) == nil, let value = info.defaultValue else { continue }
+                storage.set(info.name, encoded: value, swiftValue: nil)
+            }
+        }
         if needsValidation {
             let registry = try db.context().converters
             for (name, value) in try storage.modifiedStoredColumns() {

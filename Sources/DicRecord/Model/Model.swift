@@ -250,7 +250,10 @@ extension ModelType {
     func columnInfo<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> ColumnInfo? {
         let field = FieldResolver.entry(key)?.field ?? FieldResolver.field(key, on: self)
         guard let field, case .column(let info) = field.description else { return nil }
-        if let schemaCache, schemaCache.slot(for: ObjectIdentifier(key)) == nil { schemaCache.remember(ObjectIdentifier(key), info) }
+        // Only key paths the resolver keeps by identity (a generic class's are new each time).
+        if let schemaCache, FieldResolver.entry(key) != nil, schemaCache.slot(for: ObjectIdentifier(key)) == nil {
+            schemaCache.remember(ObjectIdentifier(key), info)
+        }
         return info
     }
 }
@@ -304,12 +307,16 @@ extension Model {
 enum ModelFactory {
     static func make<M: Model>(_ type: M.Type, record: Record) -> M {
         let leases = ThreadLeases.current
+        // Saved and restored: a model built while another one is (a dao call in a property
+        // initializer) must not take, or leave behind, the outer model's record.
+        let outer = leases.pendingModelRecord
         leases.pendingModelRecord = (ObjectIdentifier(M.self), record)
         let model = M()
-        if leases.pendingModelRecord != nil {
-            // The init did not reach Model.init for this type (an init that builds another model first).
-            leases.pendingModelRecord = nil
-            model.storage = record
+        leases.pendingModelRecord = outer
+        // An init that set a column wrote to the record's written copy: the fetched row (its
+        // base, never written) is what the model must hold.
+        if model.storage !== record || record.isMutated {
+            model.storage = record.isMutated ? Record(layout: record.baseLayout, values: record.baseValues) : record
         }
         return model
     }

@@ -109,7 +109,10 @@ final class ModelSchema: Sendable {
             problems.append("primary key column '\(key)' is not a declared column")
         }
         for column in columns where column.storageType(in: .shared) == nil {
-            problems.append("column '\(column.name)' has type \(column.wrappedType), which has no converter and is not Codable; register a converter for it")
+            problems.append("column '\(column.name)' has type \(column.wrappedType), which has no global converter and is not Codable; register one with Converters.register (model columns use the global registry)")
+        }
+        for reference in references where SqlText.keyColumns(reference.target.primaryKey).map({ $0.lowercased() }) != ["id"] {
+            problems.append("@Reference '\(reference.name)' points at \(reference.target), whose key is not 'id'; store its key in a @Column instead")
         }
         for index in indexes {
             for name in index.columns where !seen.contains(name.lowercased()) {
@@ -227,6 +230,9 @@ enum FieldResolver {
     /// The field of `key`, resolved on `model` when it was not seen before.
     static func field<M: Model, F: ModelField>(_ key: ReferenceWritableKeyPath<M, F>, on model: M) -> Field? {
         if let entry = entry(key) { return entry.field }
+        // A generic model class makes a new key path object on every access: found by
+        // equality, it is not added again (the table would grow without bound).
+        if let entry = entry(equalTo: key) { return entry.field }
         model[keyPath: key].probe = true
         let found = fields(of: model, probing: true).first
         model[keyPath: key].probe = false

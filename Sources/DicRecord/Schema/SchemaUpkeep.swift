@@ -16,11 +16,13 @@ struct SchemaUpkeep {
     /// Runs a migration closure with a handle on this context (calls join the held writer).
     let db: Db
 
-    func run(models: [Model.Type], migrations: [DatabaseMigration]) throws {
+    /// `registered`: the context's other models, checked for a table clash but not upkept.
+    func run(models: [Model.Type], registered: [Model.Type] = [], migrations: [DatabaseMigration]) throws {
         try runMigrations(migrations)
         guard !models.isEmpty else { return }
         let schemas = models.map { ModelSchema.of($0) }
         var tables: [String: String] = [:]
+        for other in registered.map({ ModelSchema.of($0) }) { tables[other.tableName.lowercased()] = other.typeName }
         for schema in schemas {
             if let error = schema.declarationError { throw error }
             if let other = tables[schema.tableName.lowercased()] {
@@ -146,6 +148,21 @@ struct SchemaUpkeep {
         let existing = try columnNames(table)
         var kept: [String] = schema.hasImplicitId ? ["id"] : []
         kept += schema.columns.map(\.name).filter { name in existing.contains { RowLayout.sameColumn($0, name) } }
+        // Columns the model does not declare and does not drop are the user's: kept as they are.
+        let dropped = schema.droppedColumns
+        var extra: [String] = []
+        for row in try connection.rows("PRAGMA table_info(\(SqlText.quote(table)))") {
+            guard case .text(let name) = row[1], !kept.contains(where: { RowLayout.sameColumn($0, name) }),
+                  !dropped.contains(where: { RowLayout.sameColumn($0, name) }) else { continue }
+            var definition = SqlText.quote(name)
+            if case .text(let type) = row[2], !type.isEmpty { definition += " \(type)" }
+            if case .text(let value) = row[4] {
+                if row[3] == .integer(1) { definition += " NOT NULL" }
+                definition += " DEFAULT \(value)"
+            }
+            extra.append(definition)
+            kept.append(name)
+        }
         // DROP TABLE takes the table's own indexes and triggers and its AUTOINCREMENT counter with
         // it: the user's are re-created afterwards (those still valid), the counter restored.
         let managed = Model.Index.prefix(table: table), fts = Self.ftsTable(table)
@@ -159,7 +176,7 @@ struct SchemaUpkeep {
         }
         let sequence = try autoincrementCounter(table)
         _ = try connection.run("PRAGMA defer_foreign_keys = ON", .none)
-        _ = try connection.run(createTable(schema, named: temporary), .none)
+        _ = try connection.run(createTable(schema, named: temporary, extraColumns: extra), .none)
         let list = kept.map(SqlText.quote).joined(separator: ", ")
         _ = try connection.run("INSERT INTO \(SqlText.quote(temporary)) (\(list)) SELECT \(list) FROM \(SqlText.quote(table))", .none)
         _ = try connection.run("DROP TABLE \(SqlText.quote(table))", .none)
@@ -205,10 +222,11 @@ struct SchemaUpkeep {
 
     // MARK: DDL
 
-    func createTable(_ schema: ModelSchema, named name: String) -> String {
+    func createTable(_ schema: ModelSchema, named name: String, extraColumns: [String] = []) -> String {
         var parts: [String] = []
         if schema.hasImplicitId { parts.append("\"id\" INTEGER PRIMARY KEY AUTOINCREMENT") }
         parts += schema.columns.map { columnDefinition($0, schema) }
+        parts += extraColumns
         if schema.keyColumns.count > 1 {
             parts.append("PRIMARY KEY (\(schema.keyColumns.map(SqlText.quote).joined(separator: ", ")))")
         }
@@ -224,12 +242,18 @@ struct SchemaUpkeep {
             definition += schema.keyColumns.count == 1 ? " NOT NULL PRIMARY KEY" : " NOT NULL"
         } else if let value = column.defaultValue, value != .null {
             definition += " NOT NULL"
-            if constraint?.range(of: "default", options: .caseInsensitive) == nil {
+            if !(constraint.map(Self.declaresDefault) ?? false) {
                 definition += " DEFAULT \(Self.literal(value))"
             }
         }
         if let constraint, !constraint.isEmpty { definition += " \(constraint)" }
         return definition
+    }
+
+    /// Whether a column constraint has a DEFAULT clause (the word in a string literal does not count).
+    static func declaresDefault(_ constraint: String) -> Bool {
+        let unquoted = constraint.replacingOccurrences(of: "'[^']*'", with: "''", options: .regularExpression)
+        return unquoted.range(of: "\\bDEFAULT\\b", options: [.regularExpression, .caseInsensitive]) != nil
     }
 
     static func literal(_ value: DatabaseValue) -> String {
@@ -334,13 +358,23 @@ struct SchemaUpkeep {
         }
     }
 
+    /// BEGIN IMMEDIATE … COMMIT, or a savepoint inside a transaction the caller holds (a model
+    /// registered from inside `tx`).
     private func inTransaction(_ body: () throws -> Void) throws {
-        _ = try connection.run("BEGIN IMMEDIATE", .none)
+        let nested = connection.isInTransaction
+        _ = try connection.run(nested ? "SAVEPOINT dicrecord_schema" : "BEGIN IMMEDIATE", .none)
         do {
             try body()
-            _ = try connection.run("COMMIT", .none)
+            _ = try connection.run(nested ? "RELEASE dicrecord_schema" : "COMMIT", .none)
         } catch {
-            if connection.isInTransaction { _ = try? connection.run("ROLLBACK", .none) }
+            if connection.isInTransaction {
+                if nested {
+                    _ = try? connection.run("ROLLBACK TO dicrecord_schema", .none)
+                    _ = try? connection.run("RELEASE dicrecord_schema", .none)
+                } else {
+                    _ = try? connection.run("ROLLBACK", .none)
+                }
+            }
             throw error
         }
     }
