@@ -11,6 +11,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         .systemLibrary(
@@ -31,7 +32,16 @@ let package = Package(
         ),
         .executableTarget(name: "Tour", dependencies: ["DicRecord"], path: "Samples/Tour"),
         .testTarget(name: "DicRecordConvertersTests", dependencies: ["DicRecordConverters"]),
-        .testTarget(name: "DicRecordTests", dependencies: ["DicRecord"]),
+        // A child process for the crash-consistency and two-process tests (it is killed mid-write).
+        .executableTarget(name: "CrashWriter", dependencies: ["DicRecord"], path: "Tests/CrashWriter"),
+        .testTarget(
+            name: "DicRecordTests",
+            dependencies: [
+                "DicRecord",
+                "CrashWriter",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

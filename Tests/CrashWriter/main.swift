@@ -1,0 +1,4 @@
+import DicRecord
+
+// Placeholder: the crash-consistency tests fill this in.
+print("CrashWriter")
