@@ -57,3 +57,59 @@ final class SqlLog: @unchecked Sendable {
     func clear() { lock.lock(); items.removeAll(); lock.unlock() }
     var statements: [String] { lock.lock(); defer { lock.unlock() }; return items }
 }
+
+extension TestDatabase {
+    /// The async form of `run(_:)`.
+    func run<T>(_ body: (TestDatabase) async throws -> T) async throws -> T {
+        try await DbContext.withIsolatedRegistry {
+            try context.start()
+            defer {
+                context.stop()
+                try? FileManager.default.removeItem(at: folder)
+            }
+            return try await body(self)
+        }
+    }
+}
+
+/// The async form of `withDatabase`.
+func withDatabase<T>(configName: String = "main", options: DbContext.Options = DbContext.Options(), inMemory: Bool = false,
+                     _ body: (TestDatabase) async throws -> T) async throws -> T {
+    try await TestDatabase(configName: configName, options: options, inMemory: inMemory).run(body)
+}
+
+/// Runs `body` and fails the test if it has not finished after `seconds` (a hang shows up as a
+/// failure instead of a stuck run). The stuck work is left behind; the test returns.
+func withWatchdog(seconds: Double, _ body: @escaping @Sendable () async throws -> Void,
+                  sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let outcome = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+        let once = Once()
+        Task {
+            do {
+                try await body()
+                if once.claim() { continuation.resume(returning: true) }
+            } catch {
+                if once.claim() { continuation.resume(throwing: error) }
+            }
+        }
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            if once.claim() { continuation.resume(returning: false) }
+        }
+    }
+    if !outcome {
+        Issue.record("watchdog: the work did not finish within \(seconds) s (deadlock or hang)", sourceLocation: sourceLocation)
+    }
+}
+
+final class Once: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = false
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if claimed { return false }
+        claimed = true
+        return true
+    }
+}

@@ -10,6 +10,8 @@ import Synchronization
 ///   callback nested in one) runs every call, read or write, on that writer: it joins;
 /// - otherwise reads take an idle reader; one nested in an `each` callback that finds none
 ///   free reads on the reader the `each` holds, rather than wait for itself;
+/// - a call from a task inside an async transaction on this pool (or from its child tasks) runs on
+///   that transaction's connection, one call at a time;
 /// - otherwise writes wait for the writer (up to the busy timeout, then a `.busy` error) and
 ///   reads take an idle reader, never waiting for a writer.
 final class ConnectionPool: @unchecked Sendable {
@@ -51,6 +53,7 @@ final class ConnectionPool: @unchecked Sendable {
         }
         let leases = ThreadLeases.current
         if leases.writers[id] != nil { return try body(writer) }
+        if let lease = AsyncScope.lease(for: id, leases), let result = try lease.join(leases, body) { return result }
         try acquireWriter()
         leases.writers[id] = writer
         defer {
@@ -64,6 +67,7 @@ final class ConnectionPool: @unchecked Sendable {
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         let leases = ThreadLeases.current
         if let writer = leases.writers[id] { return try body(writer) }
+        if let lease = AsyncScope.lease(for: id, leases), let result = try lease.join(leases, body) { return result }
         guard maxReaders > 0 else { return try write(body) }
         let held = leases.readers[id]
         // Nested in an `each` callback: a free reader gives a fresh snapshot that sees what the
@@ -77,6 +81,20 @@ final class ConnectionPool: @unchecked Sendable {
             releaseReader(reader)
         }
         return try body(reader)
+    }
+
+    /// For an async transaction: waits for the writer (as `write` does) and hands it over, bound to
+    /// no thread. `returnWriter()` gives it back.
+    func leaseWriter() throws -> Connection {
+        guard let writer else {
+            throw DicRecordError(.readonly, "config '\(configName)' is readonly: writes are refused", configName: configName)
+        }
+        try acquireWriter()
+        return writer
+    }
+
+    func returnWriter() {
+        releaseWriter()
     }
 
     /// True when the current thread holds this pool's writer.

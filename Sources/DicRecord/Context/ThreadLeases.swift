@@ -19,6 +19,10 @@ final class ThreadLeases {
     @exclusivity(unchecked) var lastFindById: (table: String, key: String, columns: String, sql: String)?
     /// The fetched record the dao hands to the model `init()` it is running (see `ModelFactory`).
     @exclusivity(unchecked) var pendingModelRecord: (type: ObjectIdentifier, record: Record)?
+    /// While this thread runs a job of the async API: the async transactions of the task that
+    /// sent it (task-locals do not reach this thread), and the flag its cancellation sets.
+    @exclusivity(unchecked) var scope: [TransactionLease]?
+    @exclusivity(unchecked) var cancellation: CancellationFlag?
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()

@@ -162,7 +162,7 @@ extension Db {
         return result
     }
 
-    private func rollback(_ connection: Connection, depth: Int, savepoint: String) {
+    func rollback(_ connection: Connection, depth: Int, savepoint: String) {
         // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
         guard connection.isInTransaction else { return }
         if depth == 0 {

@@ -81,7 +81,9 @@ public struct Db: Sendable {
                 guard try connection.step(statement, arguments) else { return records }
                 // The layout is taken after the first step: SQLite re-prepares there after a schema change.
                 let layout = statement.rowLayout(registry: connection.registry)
+                let cancellation = ThreadLeases.current.cancellation
                 repeat {
+                    try cancellation?.check()
                     records.append(Record(layout: layout, values: statement.rowValues()))
                 } while try connection.step(statement, arguments)
                 return records
@@ -106,7 +108,9 @@ public struct Db: Sendable {
                 let layout = statement.rowLayout(registry: connection.registry)
                 let columnCount = statement.columnCount
                 var record: Record?
+                let cancellation = ThreadLeases.current.cancellation
                 repeat {
+                    try cancellation?.check()
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
@@ -134,7 +138,9 @@ public struct Db: Sendable {
                 }
                 try checkSingleColumn()
                 var values: [T?] = []
+                let cancellation = ThreadLeases.current.cancellation
                 while try connection.step(statement, arguments) {
+                    try cancellation?.check()
                     if values.isEmpty { try checkSingleColumn() }
                     let raw = statement.value(at: 0)
                     if case .null = raw {

@@ -37,7 +37,7 @@ extension Dao {
         try aggregate(column, "avg", condition, args, as: Double.self)
     }
 
-    private func aggregate<T>(_ column: String, _ function: String, _ condition: String, _ args: [DatabaseArgument], as type: T.Type) throws -> T? {
+    func aggregate<T>(_ column: String, _ function: String, _ condition: String, _ args: [DatabaseArgument], as type: T.Type) throws -> T? {
         let (db, schema) = try target()
         // SQLite would read an unknown "column" as a string literal and aggregate that.
         guard try db.reading({ $0.tableHasColumn(schema.tableName, column) }) else {

@@ -68,6 +68,10 @@ public struct Dao<M: Model>: Sendable {
 
     /// The model with a composite key, values in the order of `primaryKey`.
     public func findByIds(_ ids: DatabaseArgument...) throws -> M? {
+        try findByKeyValues(ids)
+    }
+
+    func findByKeyValues(_ ids: [DatabaseArgument]) throws -> M? {
         let (db, schema) = try target()
         guard let record = try db.findByKeys(schema.tableName, keys: schema.keyColumns, values: .positional(ids), columns: "*") else { return nil }
         return make(record, schema: schema, map: nil)
@@ -84,15 +88,18 @@ public struct Dao<M: Model>: Sendable {
 
     /// The first model matching `condition`, or nil.
     public func findFirstByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> M? {
-        let schema = try target().schema
-        return try findFirstModel(selectWhere(schema, condition), .positional(args))
+        try findFirst(condition: condition, .positional(args))
     }
 
     /// Rows matching `condition`.
     public func countByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> Int {
+        try count(condition: condition, .positional(args))
+    }
+
+    func count(condition: String, _ arguments: Arguments) throws -> Int {
         let (db, schema) = try target()
         return try db.queryValues("SELECT count(*) FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))",
-                                  .positional(args), as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
+                                  arguments, as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
     }
 
     /// Rows in the table.
@@ -103,8 +110,12 @@ public struct Dao<M: Model>: Sendable {
     /// A page of models (see `Db.paginate`).
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          _ args: DatabaseArgument...) throws -> Page<M> {
+        try paginateModels(pageNumber, pageSize, select, sqlExceptSelect, .positional(args))
+    }
+
+    func paginateModels(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
+                        _ arguments: Arguments) throws -> Page<M> {
         let (db, schema) = try target()
-        let arguments = Arguments.positional(args)
         return try db.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments) { sql in
             try models(db.findRecords(sql, arguments), schema: schema)
         }
@@ -112,8 +123,12 @@ public struct Dao<M: Model>: Sendable {
 
     /// The single value of a one-column query (nil for no row or NULL), as PSModel's `queryOne`.
     public func queryOne(_ sql: String, _ args: DatabaseArgument...) throws -> Any? {
+        try queryOne(sql, .positional(args))
+    }
+
+    func queryOne(_ sql: String, _ arguments: Arguments) throws -> Any? {
         let db = try target().db
-        return try db.queryValues(sql, .positional(args), as: DatabaseValue.self, limit: 1).first?.flatMap { $0.storedValue }
+        return try db.queryValues(sql, arguments, as: DatabaseValue.self, limit: 1).first?.flatMap { $0.storedValue }
     }
 
     // MARK: Deleting
@@ -129,6 +144,10 @@ public struct Dao<M: Model>: Sendable {
     /// Deletes the row with a composite key, values in the order of `primaryKey`.
     @discardableResult
     public func deleteByIds(_ ids: DatabaseArgument...) throws -> Bool {
+        try deleteByKeyValues(ids)
+    }
+
+    func deleteByKeyValues(_ ids: [DatabaseArgument]) throws -> Bool {
         let (db, schema) = try target()
         return try db.deleteByKeys(schema.tableName, keys: schema.keyColumns, values: .positional(ids))
     }
@@ -136,12 +155,16 @@ public struct Dao<M: Model>: Sendable {
     /// Deletes the rows matching `condition` (which must not be empty); returns how many.
     @discardableResult
     public func deleteByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> Int {
+        try delete(condition: condition, .positional(args))
+    }
+
+    func delete(condition: String, _ arguments: Arguments) throws -> Int {
         guard !condition.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw DicRecordError(.invalidArgument, "deleteByCondition needs a condition; use deleteAll() to empty the table",
                                  configName: configName)
         }
         let (db, schema) = try target()
-        return try db.updateRows("DELETE FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))", .positional(args))
+        return try db.updateRows("DELETE FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))", arguments)
     }
 
     /// Deletes every row; returns how many.
@@ -169,6 +192,11 @@ public struct Dao<M: Model>: Sendable {
                 "\(method) needs a single-column key; \(schema.typeName) is keyed by \(schema.keyColumns.joined(separator: ", ")): use \(method == "findById" ? "findByIds" : "deleteByIds")",
                 configName: configName)
         }
+    }
+
+    func findFirst(condition: String, _ arguments: Arguments) throws -> M? {
+        let schema = try target().schema
+        return try findFirstModel(selectWhere(schema, condition), arguments)
     }
 
     func find(condition: String, _ arguments: Arguments) throws -> [M] {
