@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+/// One context under load: money moves between 100 accounts inside transactions while other calls
+/// read the total on readers. The total never changes, nothing fails, nothing hangs (a watchdog
+/// turns a hang into a failure).
+@Suite struct ConcurrencyStressTests {
+    static let accounts = 100
+    static let startingBalance = 1_000
+    static let total = accounts * startingBalance
+
+    /// WAL with synchronous NORMAL: the test is about concurrency, not about fsync's speed.
+    static var options: DbContext.Options {
+        var options = DbContext.Options()
+        options.onOpen = { try $0.execute("PRAGMA synchronous = NORMAL") }
+        return options
+    }
+
+    private func openBank(_ db: Db) throws {
+        try db.update("create table account (id integer primary key, balance integer not null)")
+        try db.batch("insert into account (id, balance) values (?, ?)",
+                     (1...Self.accounts).map { [$0, Self.startingBalance] })
+    }
+
+    /// One worker's operations: 60% transfers, 30% reads of the total, 10% a transfer made of two
+    /// nested transactions, one of which rolls back.
+    private static func work(_ db: Db, seed: UInt64, operations: Int, totals: Counter, badTotals: Counter) async throws {
+        var random = SplitMix(seed: seed)
+        for _ in 0..<operations {
+            let from = Int(random.next() % UInt64(accounts)) + 1
+            let to = Int(random.next() % UInt64(accounts)) + 1
+            let amount = Int(random.next() % 50) + 1
+            switch random.next() % 10 {
+            case 0..<6:
+                try await db.tx { db in
+                    try await db.update("update account set balance = balance - ? where id = ?", amount, from)
+                    try await db.update("update account set balance = balance + ? where id = ?", amount, to)
+                    return true
+                }
+            case 6..<9:
+                let sum = try await db.queryInt("select sum(balance) from account")
+                totals.add(1)
+                if sum != total { badTotals.add(1) }
+            default:
+                try await db.tx { db in
+                    try await db.tx { db in
+                        try await db.update("update account set balance = balance - ? where id = ?", amount, from)
+                        try await db.update("update account set balance = balance + ? where id = ?", amount, to)
+                        return true
+                    }
+                    let abandoned = try await db.tx { db in
+                        try await db.update("update account set balance = balance + 1000000 where id = ?", to)
+                        return false
+                    }
+                    #expect(abandoned == false)
+                    // Inside the transaction its own work is visible and the total still holds.
+                    return try await db.queryInt("select sum(balance) from account") == total
+                }
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(5)))
+    func eightTasksTimesFiveThousandOperationsKeepTheTotal() async throws {
+        try await withDatabase(options: Self.options) { t in
+            try openBank(t.db)
+            let db = t.db
+            let totals = Counter(), badTotals = Counter()
+            try await withWatchdog(seconds: 240) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for worker in 0..<8 {
+                        group.addTask {
+                            try await Self.work(db, seed: UInt64(worker) &* 0x9E37_79B9, operations: 5_000,
+                                                totals: totals, badTotals: badTotals)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            #expect(totals.value > 8_000)  // about 30% of 40,000 operations read the total
+            #expect(badTotals.value == 0)
+            #expect(try await db.queryInt("select sum(balance) from account") == Self.total)
+            #expect(try await db.queryInt("select count(*) from account where balance > 500000") == 0)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(5)))
+    func eightThreadsOfSynchronousCallsKeepTheTotal() async throws {
+        try await withDatabase(options: Self.options) { t in
+            try openBank(t.db)
+            let db = t.db
+            let totals = Counter(), badTotals = Counter(), failures = Counter()
+            try await withWatchdog(seconds: 240) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for worker in 0..<8 {
+                        group.addTask {
+                            try await onThread {
+                                do {
+                                    try Self.syncWork(db, seed: UInt64(worker) + 17, operations: 2_000, totals: totals, badTotals: badTotals)
+                                } catch {
+                                    failures.add(1)
+                                    throw error
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            #expect(failures.value == 0)
+            #expect(badTotals.value == 0)
+            #expect(totals.value > 3_000)
+            #expect(try await db.queryInt("select sum(balance) from account") == Self.total)
+        }
+    }
+
+    /// The synchronous API from plain threads: transfers, reads inside `each` callbacks that
+    /// write (nested calls join), nested tx.
+    private static func syncWork(_ db: Db, seed: UInt64, operations: Int, totals: Counter, badTotals: Counter) throws {
+        var random = SplitMix(seed: seed)
+        for _ in 0..<operations {
+            let from = Int(random.next() % UInt64(accounts)) + 1
+            let to = Int(random.next() % UInt64(accounts)) + 1
+            let amount = Int(random.next() % 50) + 1
+            switch random.next() % 10 {
+            case 0..<6:
+                try db.tx { db in
+                    try db.update("update account set balance = balance - ? where id = ?", amount, from)
+                    try db.update("update account set balance = balance + ? where id = ?", amount, to)
+                    return true
+                }
+            case 6..<9:
+                let sum = try db.queryInt("select sum(balance) from account")
+                totals.add(1)
+                if sum != total { badTotals.add(1) }
+            default:
+                try db.tx { db in
+                    // A write nested in an `each` callback joins the transaction.
+                    try db.each("select id from account where id = ?", from) { _ in
+                        try db.update("update account set balance = balance - ? where id = ?", amount, from)
+                        return false
+                    }
+                    try db.tx { db in
+                        try db.update("update account set balance = balance + ? where id = ?", amount, to)
+                        return true
+                    }
+                    return true
+                }
+            }
+        }
+    }
+
+    /// A write transaction holds the writer for 2 s; meanwhile 100 reads on another task complete,
+    /// all of them before the commit, and all see the state before the transaction.
+    @Test(.timeLimit(.minutes(1)))
+    func readersDoNotWaitForAWriter() async throws {
+        try await withDatabase(options: Self.options) { t in
+            try openBank(t.db)
+            let db = t.db
+            let inTransaction = AsyncGate(), committed = Flag()
+            await inTransaction.acquire()
+            let writer = Task {
+                try await db.tx { db in
+                    try await db.update("update account set balance = 0")
+                    inTransaction.release()
+                    try await Task.sleep(for: .seconds(2))
+                    return true
+                }
+                committed.set()
+            }
+            await inTransaction.acquire()  // the writer holds its transaction now
+            var readsBeforeCommit = 0
+            var sums: Set<Int> = []
+            for _ in 0..<100 {
+                let sum = try await db.queryInt("select sum(balance) from account")
+                sums.insert(sum ?? -1)
+                if !committed.isSet { readsBeforeCommit += 1 }
+            }
+            #expect(readsBeforeCommit == 100)
+            #expect(sums == [Self.total])  // the committed state, never the uncommitted zeroes
+            try await writer.value
+            #expect(try await db.queryInt("select sum(balance) from account") == 0)
+        }
+    }
+}
+
+/// A small deterministic generator, so a failing run can be repeated.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+}
