@@ -200,11 +200,11 @@ public final class DbContext: Sendable {
             try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         if options.readonly {
-            let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
-            let first = try openConnection(flags: flags)
+            let (target, flags) = readonlyTarget()
+            let first = try openConnection(flags: flags, target: target)
             return ConnectionPool(configName: configName, writer: nil, busyTimeout: options.busyTimeout,
                                   maxReaders: options.readerCount, firstReader: first,
-                                  makeReader: { [self] in try openConnection(flags: flags) })
+                                  makeReader: { [self] in try openConnection(flags: flags, target: target) })
         }
         let writer = try openConnection(flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
         var useReaders = false
@@ -222,8 +222,30 @@ public final class DbContext: Sendable {
                               makeReader: useReaders ? { [self] in try openConnection(flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) } : nil)
     }
 
-    private func openConnection(flags: Int32) throws -> Connection {
-        let connection = try Connection(path: path, flags: flags, configName: configName, registry: converters, tracer: tracer,
+    /// What a readonly context opens. A WAL file needs its `-shm` file; in a folder nobody can
+    /// write to, where none exists, SQLite would fail to create one. No process can write such a
+    /// file (a writer would need the `-wal` file too), so it is opened as immutable: read as it is,
+    /// creating nothing next to it.
+    private func readonlyTarget() -> (target: String, flags: Int32) {
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard !isMemory, access(folder, W_OK) != 0, !FileManager.default.fileExists(atPath: path + "-shm") else {
+            return (path, flags)
+        }
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return ("file:\(escaped)?immutable=1", flags | SQLITE_OPEN_URI)
+    }
+
+    private func openConnection(flags: Int32, target: String? = nil) throws -> Connection {
+        let connection = try Connection(path: target ?? path, flags: flags, configName: configName, registry: converters, tracer: tracer,
                                         busyTimeout: options.busyTimeout, statementCacheSize: options.statementCacheSize)
         connection.isSettingUp = true
         defer { connection.isSettingUp = false }
