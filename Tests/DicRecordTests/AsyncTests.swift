@@ -159,6 +159,31 @@ final class AsyncPupil: Model {
         }
     }
 
+    @Test func modelWritesHaveAsyncForms() async throws {
+        try await withDatabase { t in
+            t.context.register(AsyncPupil.self)
+            let pupil = AsyncPupil()
+            pupil.name = "dee"
+            pupil.age = 7
+            let saved = try await pupil.save()
+            #expect(saved)
+            let id: Int? = pupil.id
+            #expect(id == 1)
+            pupil.age = 8
+            let updated = try await pupil.update()
+            #expect(updated)
+            #expect(try await AsyncPupil.dao.findById(1)?.age == 8)
+            // Inside an async transaction that rolls back, the async save is undone too.
+            let other = AsyncPupil()
+            other.name = "eve"
+            #expect(try await t.db.tx { _ in try await other.save() && false } == false)
+            #expect(try await AsyncPupil.dao.count() == 1)
+            let deleted = try await pupil.delete()
+            #expect(deleted)
+            #expect(try await AsyncPupil.dao.count() == 0)
+        }
+    }
+
     @Test func concurrentChildrenOfATransactionTakeTurns() async throws {
         try await withDatabase { t in
             try makeTable(t.db)

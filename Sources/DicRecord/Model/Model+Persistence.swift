@@ -164,3 +164,36 @@ extension Model {
         }
     }
 }
+
+// The async forms of the writes. The model goes to a pool thread and back while the calling task
+// waits for it, so nothing else touches it meanwhile; hooks run on that thread, inside the task's
+// async transactions.
+extension Model {
+    /// The async form of ``save()``: `try await student.save()`.
+    @discardableResult
+    public final func save() async throws -> Bool {
+        let model = Handover(value: self)
+        return try await BlockingPool.performForTask { try model.value.save() }
+    }
+
+    /// The async form of ``update()``.
+    @discardableResult
+    public final func update() async throws -> Bool {
+        let model = Handover(value: self)
+        return try await BlockingPool.performForTask { try model.value.update() }
+    }
+
+    /// The async form of ``delete()``.
+    @discardableResult
+    public final func delete() async throws -> Bool {
+        let model = Handover(value: self)
+        return try await BlockingPool.performForTask { try model.value.delete() }
+    }
+
+    /// The async form of ``saveOrUpdate()``.
+    @discardableResult
+    public final func saveOrUpdate() async throws -> Bool {
+        let model = Handover(value: self)
+        return try await BlockingPool.performForTask { try model.value.saveOrUpdate() }
+    }
+}
