@@ -330,10 +330,14 @@ private func syncInsert(_ db: Db, _ v: Int) throws {
     try db.update("insert into t (v) values (?)", v)
 }
 
-/// Runs `work` on a thread of its own (not Swift's cooperative pool) and awaits it.
+/// Runs `work` on a thread of its own (not Swift's cooperative pool) and awaits it. The test's
+/// isolated context registry goes along (task-locals do not reach a plain thread by themselves).
 func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
+    let registry = ContextRegistry.scoped
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
+        Thread {
+            continuation.resume(with: Result { try ContextRegistry.$scoped.withValue(registry) { try work() } })
+        }.start()
     }
 }
 

@@ -54,6 +54,7 @@ final class ConnectionPool: @unchecked Sendable {
         let leases = ThreadLeases.current
         if leases.writers[id] != nil { return try body(writer) }
         if let lease = AsyncScope.lease(for: id, leases), let result = try lease.join(leases, body) { return result }
+        try refuseInsideOnOpen(leases)
         try acquireWriter()
         leases.writers[id] = writer
         defer {
@@ -68,6 +69,7 @@ final class ConnectionPool: @unchecked Sendable {
         let leases = ThreadLeases.current
         if let writer = leases.writers[id] { return try body(writer) }
         if let lease = AsyncScope.lease(for: id, leases), let result = try lease.join(leases, body) { return result }
+        try refuseInsideOnOpen(leases)
         guard maxReaders > 0 else { return try write(body) }
         let held = leases.readers[id]
         // Nested in an `each` callback: a free reader gives a fresh snapshot that sees what the
@@ -95,6 +97,21 @@ final class ConnectionPool: @unchecked Sendable {
 
     func returnWriter() {
         releaseWriter()
+    }
+
+    /// Runs `open` (which calls the context's onOpen hook) marked as opening a connection of this
+    /// pool, so that a call the hook makes on this config throws instead of waiting for itself.
+    private func opening(_ open: () throws -> Connection) throws -> Connection {
+        let leases = ThreadLeases.current
+        leases.opening.insert(id)
+        defer { leases.opening.remove(id) }
+        return try open()
+    }
+
+    private func refuseInsideOnOpen(_ leases: ThreadLeases) throws {
+        guard !leases.opening.isEmpty, leases.opening.contains(id) else { return }
+        throw DicRecordError(.misuse, "a call on config '\(configName)' inside its onOpen hook: use the connection the hook is given",
+                             configName: configName)
     }
 
     /// True when the current thread holds this pool's writer.
@@ -129,13 +146,19 @@ final class ConnectionPool: @unchecked Sendable {
             if isClosed { throw closedError() }
             if let reader = idleReaders.popLast() { return reader }
             if openReaders < maxReaders, let makeReader {
+                // The slot is taken under the lock; the opening (and the user's onOpen hook) runs
+                // outside it.
                 openReaders += 1
-                do {
-                    let reader = try makeReader()
+                readerGate.unlock()
+                let opened = Result { try opening(makeReader) }
+                readerGate.lock()
+                switch opened {
+                case .success(let reader):
                     allReaders.append(reader)
                     return reader
-                } catch {
+                case .failure(let error):
                     openReaders -= 1
+                    readerGate.signal()
                     throw error
                 }
             }

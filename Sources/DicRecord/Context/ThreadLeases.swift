@@ -23,6 +23,8 @@ final class ThreadLeases {
     /// sent it (task-locals do not reach this thread), and the flag its cancellation sets.
     @exclusivity(unchecked) var scope: [TransactionLease]?
     @exclusivity(unchecked) var cancellation: CancellationFlag?
+    /// The pools this thread is opening a connection for (running the onOpen hook).
+    @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()

@@ -80,6 +80,9 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
         case notRegistered
         /// The database's schema or `user_version` is newer than the code (a downgrade).
         case schemaVersion
+        /// A call the library cannot serve where it was made (a Db call on a config inside that
+        /// config's onOpen hook).
+        case misuse
     }
 
     public let kind: Kind
