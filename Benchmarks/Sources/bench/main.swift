@@ -9,7 +9,8 @@ import Foundation
 // ../shared/reference/anchor-benchmarks.md and prints one Markdown table. Exits non-zero when
 // two implementations of a workload disagree on their checksum.
 
-let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate"]
+let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate",
+                 "concurrency", "read_during_write"]
 
 var quick = false
 var only: String?
@@ -44,6 +45,7 @@ do {
     if selected("insert") { try InsertBenchmarks(bench: bench, config: config).run() }
     if selected("lookup_pk") { try LookupBenchmarks(bench: bench, fixtures: fixtures).run() }
     if selected("paginate") { try PaginateBenchmarks(bench: bench, fixtures: fixtures).run() }
+    try ConcurrencyBenchmarks(bench: bench, config: config).run(selected)
 } catch {
     FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
     exit(1)
