@@ -10,6 +10,8 @@ public final class Connection: @unchecked Sendable {
     public let sqliteHandle: OpaquePointer
     let registry: Converters
     let tracer: SqlTracer
+    /// Seconds SQLite waits for another connection's lock before giving up (named in `.busy` errors).
+    let busyTimeout: Double
     private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     var transactionDepth = 0
@@ -32,6 +34,7 @@ public final class Connection: @unchecked Sendable {
         self.configName = configName
         self.registry = registry
         self.tracer = tracer
+        self.busyTimeout = busyTimeout
         cache = StatementCache(capacity: statementCacheSize)
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(max(0, min(busyTimeout * 1000, Double(Int32.max)))))
@@ -66,8 +69,8 @@ public final class Connection: @unchecked Sendable {
         if code != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(sqliteHandle))
             sqlite3_free(message)
-            throw DatabaseError(resultCode: code, extendedResultCode: sqlite3_extended_errcode(sqliteHandle),
-                                message: text, sql: sql, configName: configName)
+            throw busyOrSelf(DatabaseError(resultCode: code, extendedResultCode: sqlite3_extended_errcode(sqliteHandle),
+                                           message: text, sql: sql, configName: configName))
         }
     }
 
@@ -153,9 +156,27 @@ public final class Connection: @unchecked Sendable {
         try withStatement(sql, .none, bind: false) { $0.isReadOnly }
     }
 
-    func error(_ code: Int32, _ statement: Statement, _ arguments: Arguments) -> DatabaseError {
-        DatabaseError(code: code, db: sqliteHandle, sql: statement.sql,
-                      arguments: statement.describe(arguments, registry: registry), configName: configName)
+    func error(_ code: Int32, _ statement: Statement, _ arguments: Arguments) -> any Error {
+        busyOrSelf(DatabaseError(code: code, db: sqliteHandle, sql: statement.sql,
+                                 arguments: statement.describe(arguments, registry: registry), configName: configName))
+    }
+
+    /// SQLite's "database is locked" after its own busy timeout ran out (another connection or
+    /// process held the lock) as DicRecord's `.busy` error, naming the config and the wait and
+    /// keeping SQLite's error; any other error unchanged.
+    func busyOrSelf(_ error: DatabaseError) -> any Error {
+        // Extended codes are C macro expressions, not imported: SQLITE_BUSY_SNAPSHOT and SQLITE_LOCKED_SHAREDCACHE.
+        let busySnapshot = SQLITE_BUSY | (2 << 8), lockedSharedCache = SQLITE_LOCKED | (1 << 8)
+        if error.extendedResultCode == busySnapshot {
+            // No wait happens: the read snapshot this transaction started on is stale.
+            return DicRecordError(.busy,
+                "database is locked: config '\(configName)' cannot write in a transaction that read an older snapshot; retry the transaction (SQLite: \(error.message))",
+                sql: error.sql, configName: configName, databaseError: error)
+        }
+        guard error.resultCode == SQLITE_BUSY || error.extendedResultCode == lockedSharedCache else { return error }
+        return DicRecordError(.busy,
+            "database is locked: config '\(configName)' waited \(busyTimeout) s for a lock held by another connection or process (SQLite: \(error.message))",
+            sql: error.sql, configName: configName, databaseError: error)
     }
 
     private func acquire(_ sql: String) throws -> Statement {
@@ -187,7 +208,7 @@ public final class Connection: @unchecked Sendable {
                                  sql: sql, configName: configName)
         }
         guard code == SQLITE_OK else {
-            throw DatabaseError(code: code, db: sqliteHandle, sql: sql, configName: configName)
+            throw busyOrSelf(DatabaseError(code: code, db: sqliteHandle, sql: sql, configName: configName))
         }
         guard let handle else {
             throw DicRecordError(.invalidArgument, "the SQL holds no statement", sql: sql, configName: configName)

@@ -88,12 +88,15 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
     public let sql: String?
     /// The config involved, if any.
     public let configName: String?
+    /// SQLite's own error behind this one (`.busy` from SQLite's "database is locked").
+    public let databaseError: DatabaseError?
 
-    init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil) {
+    init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil, databaseError: DatabaseError? = nil) {
         self.kind = kind
         self.message = message
         self.sql = sql
         self.configName = configName
+        self.databaseError = databaseError
     }
 
     public var description: String {
