@@ -114,9 +114,10 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Runs `sql` once per argument list on one prepared statement; returns the rows changed by each.
+    /// An error names the argument list that failed (its `batchPosition`).
     func runEach(_ sql: String, _ rows: [Arguments]) throws -> [Int] {
         try withStatement(sql, .none, bind: false) { statement in
-            try rows.map { try runPrepared(statement, $0) }
+            try rows.enumerated().map { index, row in try batchItem(index, of: rows.count) { try runPrepared(statement, row) } }
         }
     }
 
