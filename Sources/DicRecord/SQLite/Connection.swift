@@ -19,6 +19,9 @@ public final class Connection: @unchecked Sendable {
     /// Set while the context runs its own setup statements on a new connection: they are not the user's SQL.
     var isSettingUp = false
     private var isTracing: Bool { !isSettingUp && tracer.isEnabled }
+    /// When the current statement started: a `.busy` error says how long it waited. (One clock
+    /// read per statement; SQLite does not tell whether its busy handler waited.)
+    private var statementStart = ContinuousClock.now
 
     init(path: String, flags: Int32, configName: String, registry: Converters, tracer: SqlTracer,
          busyTimeout: Double, statementCacheSize: Int) throws {
@@ -62,6 +65,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one or more SQL statements without arguments (DDL, PRAGMA, scripts).
     public func execute(_ sql: String) throws {
+        statementStart = .now
         let start = isTracing ? ContinuousClock.now : nil
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(sqliteHandle, sql, nil, nil, &message)
@@ -77,6 +81,7 @@ public final class Connection: @unchecked Sendable {
     /// Runs `body` with the statement for `sql` bound to `arguments`, then resets it.
     /// Cached statements are reused; one already in use (a reentrant call) gets a fresh one.
     func withStatement<T>(_ sql: String, _ arguments: Arguments, bind: Bool = true, _ body: (Statement) throws -> T) throws -> T {
+        statementStart = .now
         let statement = try acquire(sql)
         defer {
             statement.reset()
@@ -124,6 +129,7 @@ public final class Connection: @unchecked Sendable {
     /// Binds `arguments` to a statement held by the caller, runs it to completion and resets it;
     /// returns the rows it changed.
     func runPrepared(_ statement: Statement, _ arguments: Arguments) throws -> Int {
+        statementStart = .now
         try statement.bind(arguments, registry: registry, configName: configName)
         let start = isTracing ? ContinuousClock.now : nil
         let before = sqlite3_total_changes64(sqliteHandle)
@@ -175,9 +181,49 @@ public final class Connection: @unchecked Sendable {
                 sql: error.sql, configName: configName, databaseError: error)
         }
         guard error.resultCode == SQLITE_BUSY || error.extendedResultCode == lockedSharedCache else { return error }
+        let waited = Self.seconds(.now - statementStart)
+        // SQLite gives up at once on some locks without calling its busy handler (a journal mode
+        // change, a reader promoting to writer beside another one): say so rather than claim a wait.
+        let wait = waited >= busyTimeout * 0.5
+            ? "waited \(Self.format(waited)) s (busy timeout \(busyTimeout) s)"
+            : "got SQLITE_BUSY after \(Self.format(waited)) s, before its busy timeout of \(busyTimeout) s (a lock SQLite does not wait for),"
         return DicRecordError(.busy,
-            "database is locked: config '\(configName)' waited \(busyTimeout) s for a lock held by another connection or process (SQLite: \(error.message))",
+            "database is locked: config '\(configName)' \(wait) for a lock held by another connection or process (SQLite: \(error.message))",
             sql: error.sql, configName: configName, databaseError: error)
+    }
+
+    /// Sets the journal mode; returns the mode SQLite applied. SQLite does not call its busy handler
+    /// for the lock this needs, so a BUSY (another process opening the same new file) is retried
+    /// here until the busy timeout.
+    func setJournalMode(_ mode: String) throws -> String {
+        let start = ContinuousClock.now
+        var pause = 0.001
+        while true {
+            do {
+                return try withStatement("PRAGMA journal_mode = \(mode)", .none) { statement -> String in
+                    _ = try step(statement, .none)
+                    if case .text(let text) = statement.value(at: 0) { return text }
+                    return ""
+                }
+            } catch let error as DicRecordError where error.kind == .busy {
+                let waited = Self.seconds(.now - start)
+                guard waited < busyTimeout else {
+                    throw DicRecordError(.busy,
+                        "database is locked: config '\(configName)' waited \(Self.format(waited)) s (busy timeout \(busyTimeout) s) to set journal mode \(mode) while another connection or process held a lock (SQLite: \(error.databaseError?.message ?? error.message))",
+                        sql: error.sql, configName: configName, databaseError: error.databaseError)
+                }
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 0.05)
+            }
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        String(format: "%.2f", seconds)
     }
 
     private func acquire(_ sql: String) throws -> Statement {
