@@ -210,11 +210,7 @@ public final class DbContext: Sendable {
         var useReaders = false
         if !isMemory {
             let mode = options.journalMode.rawValue
-            let applied = try writer.withStatement("PRAGMA journal_mode = \(mode)", .none) { statement -> String in
-                _ = try writer.step(statement, .none)
-                if case .text(let text) = statement.value(at: 0) { return text }
-                return ""
-            }
+            let applied = try writer.setJournalMode(mode)
             useReaders = applied.lowercased() == "wal" && options.readerCount > 0
         }
         return ConnectionPool(configName: configName, writer: writer, busyTimeout: options.busyTimeout,

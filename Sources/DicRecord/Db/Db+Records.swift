@@ -34,19 +34,31 @@ extension Db {
     /// Inserts `records` in order; consecutive records with the same columns share one prepared
     /// statement, rebound per record. A NULL key is left out so that SQLite generates it, and the
     /// generated key is written back where the table has that column. Returns the rows inserted by each.
-    func saveRecords(_ records: [Record], plan: inout InsertPlan, on connection: Connection) throws -> [Int] {
+    /// With `namingFailedItem` (a batch), an error says which record failed.
+    func saveRecords(_ records: [Record], plan: inout InsertPlan, on connection: Connection,
+                     namingFailedItem: Bool = false) throws -> [Int] {
         let key = plan.keys.count == 1 ? plan.keys[0] : nil
         var counts: [Int] = []
         counts.reserveCapacity(records.count)
         var next = 0
+        guard namingFailedItem else { return try saveRecords(records, key: key, plan: &plan, on: connection, counts: &counts, next: &next) }
+        do {
+            return try saveRecords(records, key: key, plan: &plan, on: connection, counts: &counts, next: &next)
+        } catch {
+            // `next` is the record being saved when it threw.
+            return try batchItem(next, of: records.count) { throw error }
+        }
+    }
+
+    private func saveRecords(_ records: [Record], key: String?, plan: inout InsertPlan, on connection: Connection,
+                             counts: inout [Int], next: inout Int) throws -> [Int] {
         while next < records.count {
             var pending: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)? = try records[next].insertSnapshot(key: key)
             let names = pending?.names ?? []
             let sql = plan.sql(for: names)
-            next = try connection.withStatement(sql, .none, bind: false) { statement -> Int in
-                var index = next
-                while index < records.count {
-                    let record = records[index]
+            try connection.withStatement(sql, .none, bind: false) { statement in
+                while next < records.count {
+                    let record = records[next]
                     let row: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)
                     if let first = pending {
                         row = first
@@ -61,9 +73,8 @@ extension Db {
                         if plan.keyIsColumn == true { record.put(key, .integer(connection.lastInsertRowid)) }
                     }
                     record.clearModified()
-                    index += 1
+                    next += 1
                 }
-                return index
             }
         }
         return counts
@@ -190,7 +201,9 @@ extension Db {
         guard !statements.isEmpty else { return [] }
         return try writing { connection in
             try inTransaction(connection, {
-                try statements.map { try connection.run($0.sql, $0.arguments) }
+                try statements.enumerated().map { index, statement in
+                    try batchItem(index, of: statements.count) { try connection.run(statement.sql, statement.arguments) }
+                }
             }, commit: { _ in true })
         }
     }
@@ -209,7 +222,7 @@ extension Db {
         return try writing { connection in
             var plan = InsertPlan(table: table, primaryKey: primaryKey)
             return try inTransaction(connection, {
-                try saveRecords(records, plan: &plan, on: connection)
+                try saveRecords(records, plan: &plan, on: connection, namingFailedItem: true)
             }, commit: { _ in true })
         }
     }
@@ -218,7 +231,9 @@ extension Db {
         guard !records.isEmpty else { return [] }
         return try writing { connection in
             try inTransaction(connection, {
-                try records.map { try updateRecord(table, $0, primaryKey: primaryKey) ? 1 : 0 }
+                try records.enumerated().map { index, record in
+                    try batchItem(index, of: records.count) { try updateRecord(table, record, primaryKey: primaryKey) ? 1 : 0 }
+                }
             }, commit: { _ in true })
         }
     }

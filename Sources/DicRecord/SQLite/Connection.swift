@@ -10,6 +10,8 @@ public final class Connection: @unchecked Sendable {
     public let sqliteHandle: OpaquePointer
     let registry: Converters
     let tracer: SqlTracer
+    /// Seconds SQLite waits for another connection's lock before giving up (named in `.busy` errors).
+    let busyTimeout: Double
     private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     var transactionDepth = 0
@@ -17,6 +19,9 @@ public final class Connection: @unchecked Sendable {
     /// Set while the context runs its own setup statements on a new connection: they are not the user's SQL.
     var isSettingUp = false
     private var isTracing: Bool { !isSettingUp && tracer.isEnabled }
+    /// When the current statement started: a `.busy` error says how long it waited. (One clock
+    /// read per statement; SQLite does not tell whether its busy handler waited.)
+    private var statementStart = ContinuousClock.now
 
     init(path: String, flags: Int32, configName: String, registry: Converters, tracer: SqlTracer,
          busyTimeout: Double, statementCacheSize: Int) throws {
@@ -32,6 +37,7 @@ public final class Connection: @unchecked Sendable {
         self.configName = configName
         self.registry = registry
         self.tracer = tracer
+        self.busyTimeout = busyTimeout
         cache = StatementCache(capacity: statementCacheSize)
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(max(0, min(busyTimeout * 1000, Double(Int32.max)))))
@@ -59,6 +65,7 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one or more SQL statements without arguments (DDL, PRAGMA, scripts).
     public func execute(_ sql: String) throws {
+        statementStart = .now
         let start = isTracing ? ContinuousClock.now : nil
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(sqliteHandle, sql, nil, nil, &message)
@@ -66,14 +73,15 @@ public final class Connection: @unchecked Sendable {
         if code != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(sqliteHandle))
             sqlite3_free(message)
-            throw DatabaseError(resultCode: code, extendedResultCode: sqlite3_extended_errcode(sqliteHandle),
-                                message: text, sql: sql, configName: configName)
+            throw busyOrSelf(DatabaseError(resultCode: code, extendedResultCode: sqlite3_extended_errcode(sqliteHandle),
+                                           message: text, sql: sql, configName: configName))
         }
     }
 
     /// Runs `body` with the statement for `sql` bound to `arguments`, then resets it.
     /// Cached statements are reused; one already in use (a reentrant call) gets a fresh one.
     func withStatement<T>(_ sql: String, _ arguments: Arguments, bind: Bool = true, _ body: (Statement) throws -> T) throws -> T {
+        statementStart = .now
         let statement = try acquire(sql)
         defer {
             statement.reset()
@@ -111,15 +119,17 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Runs `sql` once per argument list on one prepared statement; returns the rows changed by each.
+    /// An error names the argument list that failed (its `batchPosition`).
     func runEach(_ sql: String, _ rows: [Arguments]) throws -> [Int] {
         try withStatement(sql, .none, bind: false) { statement in
-            try rows.map { try runPrepared(statement, $0) }
+            try rows.enumerated().map { index, row in try batchItem(index, of: rows.count) { try runPrepared(statement, row) } }
         }
     }
 
     /// Binds `arguments` to a statement held by the caller, runs it to completion and resets it;
     /// returns the rows it changed.
     func runPrepared(_ statement: Statement, _ arguments: Arguments) throws -> Int {
+        statementStart = .now
         try statement.bind(arguments, registry: registry, configName: configName)
         let start = isTracing ? ContinuousClock.now : nil
         let before = sqlite3_total_changes64(sqliteHandle)
@@ -153,9 +163,67 @@ public final class Connection: @unchecked Sendable {
         try withStatement(sql, .none, bind: false) { $0.isReadOnly }
     }
 
-    func error(_ code: Int32, _ statement: Statement, _ arguments: Arguments) -> DatabaseError {
-        DatabaseError(code: code, db: sqliteHandle, sql: statement.sql,
-                      arguments: statement.describe(arguments, registry: registry), configName: configName)
+    func error(_ code: Int32, _ statement: Statement, _ arguments: Arguments) -> any Error {
+        busyOrSelf(DatabaseError(code: code, db: sqliteHandle, sql: statement.sql,
+                                 arguments: statement.describe(arguments, registry: registry), configName: configName))
+    }
+
+    /// SQLite's "database is locked" after its own busy timeout ran out (another connection or
+    /// process held the lock) as DicRecord's `.busy` error, naming the config and the wait and
+    /// keeping SQLite's error; any other error unchanged.
+    func busyOrSelf(_ error: DatabaseError) -> any Error {
+        // Extended codes are C macro expressions, not imported: SQLITE_BUSY_SNAPSHOT and SQLITE_LOCKED_SHAREDCACHE.
+        let busySnapshot = SQLITE_BUSY | (2 << 8), lockedSharedCache = SQLITE_LOCKED | (1 << 8)
+        if error.extendedResultCode == busySnapshot {
+            // No wait happens: the read snapshot this transaction started on is stale.
+            return DicRecordError(.busy,
+                "database is locked: config '\(configName)' cannot write in a transaction that read an older snapshot; retry the transaction (SQLite: \(error.message))",
+                sql: error.sql, configName: configName, databaseError: error)
+        }
+        guard error.resultCode == SQLITE_BUSY || error.extendedResultCode == lockedSharedCache else { return error }
+        let waited = Self.seconds(.now - statementStart)
+        // SQLite gives up at once on some locks without calling its busy handler (a journal mode
+        // change, a reader promoting to writer beside another one): say so rather than claim a wait.
+        let wait = waited >= busyTimeout * 0.5
+            ? "waited \(Self.format(waited)) s (busy timeout \(busyTimeout) s)"
+            : "got SQLITE_BUSY after \(Self.format(waited)) s, before its busy timeout of \(busyTimeout) s (a lock SQLite does not wait for),"
+        return DicRecordError(.busy,
+            "database is locked: config '\(configName)' \(wait) for a lock held by another connection or process (SQLite: \(error.message))",
+            sql: error.sql, configName: configName, databaseError: error)
+    }
+
+    /// Sets the journal mode; returns the mode SQLite applied. SQLite does not call its busy handler
+    /// for the lock this needs, so a BUSY (another process opening the same new file) is retried
+    /// here until the busy timeout.
+    func setJournalMode(_ mode: String) throws -> String {
+        let start = ContinuousClock.now
+        var pause = 0.001
+        while true {
+            do {
+                return try withStatement("PRAGMA journal_mode = \(mode)", .none) { statement -> String in
+                    _ = try step(statement, .none)
+                    if case .text(let text) = statement.value(at: 0) { return text }
+                    return ""
+                }
+            } catch let error as DicRecordError where error.kind == .busy {
+                let waited = Self.seconds(.now - start)
+                guard waited < busyTimeout else {
+                    throw DicRecordError(.busy,
+                        "database is locked: config '\(configName)' waited \(Self.format(waited)) s (busy timeout \(busyTimeout) s) to set journal mode \(mode) while another connection or process held a lock (SQLite: \(error.databaseError?.message ?? error.message))",
+                        sql: error.sql, configName: configName, databaseError: error.databaseError)
+                }
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 0.05)
+            }
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        String(format: "%.2f", seconds)
     }
 
     private func acquire(_ sql: String) throws -> Statement {
@@ -187,7 +255,7 @@ public final class Connection: @unchecked Sendable {
                                  sql: sql, configName: configName)
         }
         guard code == SQLITE_OK else {
-            throw DatabaseError(code: code, db: sqliteHandle, sql: sql, configName: configName)
+            throw busyOrSelf(DatabaseError(code: code, db: sqliteHandle, sql: sql, configName: configName))
         }
         guard let handle else {
             throw DicRecordError(.invalidArgument, "the SQL holds no statement", sql: sql, configName: configName)

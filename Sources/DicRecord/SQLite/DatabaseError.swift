@@ -23,6 +23,8 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     public let configName: String?
     /// The byte offset in `sql` that SQLite blames, when it says (syntax errors).
     public let errorOffset: Int?
+    /// Where a batch failed: the 0-based index of the statement, row or record, and the batch's size.
+    public internal(set) var batchPosition: BatchPosition?
 
     init(resultCode: Int32, extendedResultCode: Int32? = nil, message: String, sql: String? = nil,
          arguments: [DatabaseValue] = [], configName: String? = nil, errorOffset: Int? = nil) {
@@ -52,9 +54,20 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         if let sql { text += "; SQL: \(sql)" }
         if let errorOffset { text += " (at offset \(errorOffset))" }
         if !arguments.isEmpty { text += "; arguments: [\(arguments.map(\.description).joined(separator: ", "))]" }
+        if let batchPosition { text += "; \(batchPosition)" }
         if let configName { text += "; config: \(configName)" }
         return text
     }
+}
+
+/// The item of a batch (`batch`, `batchSave`, `batchUpdate`) that failed.
+public struct BatchPosition: Sendable, Equatable, CustomStringConvertible {
+    /// The 0-based index of the failing statement, argument row or record.
+    public let index: Int
+    /// The number of items in the batch.
+    public let count: Int
+
+    public var description: String { "batch item \(index) (0-based) of \(count)" }
 }
 
 /// A misuse of the library or an input it refuses: an unknown config, a wrong argument count,
@@ -91,18 +104,38 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
     public let sql: String?
     /// The config involved, if any.
     public let configName: String?
+    /// SQLite's own error behind this one (`.busy` from SQLite's "database is locked").
+    public let databaseError: DatabaseError?
+    /// Where a batch failed, when it was a batch.
+    public internal(set) var batchPosition: BatchPosition?
 
-    init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil) {
+    init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil, databaseError: DatabaseError? = nil) {
         self.kind = kind
         self.message = message
         self.sql = sql
         self.configName = configName
+        self.databaseError = databaseError
     }
 
     public var description: String {
         var text = message
         if let sql { text += "; SQL: \(sql)" }
+        if let batchPosition { text += "; \(batchPosition)" }
         if let configName { text += "; config: \(configName)" }
         return text
+    }
+}
+
+/// Runs item `index` of a batch of `count` items: a `DatabaseError` or `DicRecordError` it throws
+/// comes out saying which item failed.
+func batchItem<T>(_ index: Int, of count: Int, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch var error as DatabaseError {
+        if error.batchPosition == nil { error.batchPosition = BatchPosition(index: index, count: count) }
+        throw error
+    } catch var error as DicRecordError {
+        if error.batchPosition == nil { error.batchPosition = BatchPosition(index: index, count: count) }
+        throw error
     }
 }
