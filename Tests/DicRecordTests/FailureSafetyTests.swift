@@ -278,9 +278,8 @@ struct FailureSafetyTests {
             #expect(inTx.batchPosition?.index == 500)
             try Self.expectUnchanged(beforeModels, t.db)
 
-            // The database is usable and takes the whole batch. (Fresh records: those of the failed
-            // batch that were inserted before the failure keep the ids of their rolled-back rows and
-            // have their modified flags cleared — the in-memory state is not rolled back.)
+            // The database is usable and takes the whole batch. (The records of the failed batch
+            // got their state back too: RollbackUndoTests.)
             let retry = try records()
             #expect(try t.db.batchSave("code", retry).count == 1000)
             #expect(try t.db.queryInt("select count(*) from code") == 1003)

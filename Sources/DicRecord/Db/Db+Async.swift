@@ -117,6 +117,7 @@ extension Db {
                 rollback(connection, depth: 0, savepoint: "")
                 throw error
             }
+            connection.keepSaves(committedAt: 0)
         }
         return result
     }
@@ -155,6 +156,7 @@ extension Db {
                 rollback(connection, depth: depth, savepoint: savepoint)
                 throw error
             }
+            connection.keepSaves(committedAt: depth)
         }
         return result
     }

@@ -68,10 +68,13 @@ extension Db {
                         guard row.names == names else { break }
                     }
                     counts.append(try connection.runPrepared(statement, .values(row.values)))
+                    var writtenKey: String?
                     if let key, row.keyIsMissing {
                         if plan.keyIsColumn == nil { plan.keyIsColumn = connection.tableHasColumn(plan.table, key) }
-                        if plan.keyIsColumn == true { record.put(key, .integer(connection.lastInsertRowid)) }
+                        if plan.keyIsColumn == true { writtenKey = key }
                     }
+                    RollbackUndo.note(record, key: writtenKey, on: connection)
+                    if let writtenKey { record.put(writtenKey, .integer(connection.lastInsertRowid)) }
                     record.clearModified()
                     next += 1
                 }
@@ -91,7 +94,10 @@ extension Db {
         return try writing { connection in
             let changed = try connection.run(sql, .values(changes.map(\.value) + keyValues))
             // No row matched (deleted meanwhile?): the edits stay marked, not silently dropped.
-            if changed > 0 { record.clearModified() }
+            if changed > 0 {
+                RollbackUndo.note(record, key: nil, on: connection)
+                record.clearModified()
+            }
             return changed > 0
         }
     }
@@ -170,10 +176,12 @@ extension Db {
             rollback(connection, depth: depth, savepoint: savepoint)
             throw error
         }
+        connection.keepSaves(committedAt: depth)
         return result
     }
 
     func rollback(_ connection: Connection, depth: Int, savepoint: String) {
+        connection.undoSaves(rolledBackAt: depth)
         // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
         guard connection.isInTransaction else { return }
         if depth == 0 {

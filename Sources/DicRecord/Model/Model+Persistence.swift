@@ -15,6 +15,7 @@ extension Model {
             let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
             let sql = schema.insertSQL(for: row.names)
             let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, .values(row.values)) }
+            RollbackUndo.note(record, key: row.keyIsMissing ? "id" : nil, on: connection)
             if row.keyIsMissing { record.put("id", .integer(connection.lastInsertRowid)) }
             record.clearModified()
             return changed > 0
@@ -81,6 +82,7 @@ extension Model {
                     + updates.map { "\(SqlText.quote($0)) = excluded.\(SqlText.quote($0))" }.joined(separator: ", ")
             }
             if hasIdColumn { sql += " RETURNING \"id\"" }
+            RollbackUndo.note(storage, key: hasIdColumn ? "id" : nil, on: connection)
             return try connection.withStatement(sql, .values(supplied.map(\.1))) { statement in
                 var returned: DatabaseValue?
                 while try connection.step(statement, .values(supplied.map(\.1))) {

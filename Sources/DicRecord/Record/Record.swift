@@ -506,6 +506,17 @@ public final class Record: Sendable {
         }
     }
 
+    /// Marks `columns` modified again (a save whose transaction rolled back).
+    func markModified(_ columns: [String]) {
+        lock.withLock { _ in
+            for column in columns {
+                guard let i = layout.position(of: column) else { continue }
+                ensureCells()
+                cells![i].modified = true
+            }
+        }
+    }
+
     /// Clears the modified flags (after a successful save or update).
     func clearModified() {
         lock.withLock { _ in

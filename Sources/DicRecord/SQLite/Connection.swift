@@ -15,6 +15,9 @@ public final class Connection: @unchecked Sendable {
     private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     var transactionDepth = 0
+    /// What saves inside the open transaction changed in memory, to put back if it rolls back
+    /// (see `RollbackUndo`). Each entry carries the depth it was made at.
+    var rollbackUndos: [(depth: Int, undo: RollbackUndo)] = []
     private var isClosed = false
     /// Set while the context runs its own setup statements on a new connection: they are not the user's SQL.
     var isSettingUp = false

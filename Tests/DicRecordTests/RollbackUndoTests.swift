@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+final class UndoPupil: Model {
+    @Column var name: String?
+    @Column var age: Int = 0
+}
+
+/// A save whose transaction rolls back leaves its record as it was: no generated key, its
+/// modified flags back, so saving again inserts again and an update still has its edits.
+@Suite struct RollbackUndoTests {
+    @Test func aFailedBatchSaveLeavesNoKeysBehind() throws {
+        try withDatabase { t in
+            try t.db.update("create table p (id integer primary key, name text unique)")
+            let records = try (0..<10).map { try Record(["name": $0 == 6 ? "dup" : "n\($0)"]) }
+            let clash = try Record(["name": "dup"])
+            try t.db.save("p", clash)
+            #expect(throws: DatabaseError.self) { try t.db.batchSave("p", records) }
+            for record in records {
+                #expect(record.hasColumn("id") == false)
+                #expect(record.modifiedColumns == ["name"])
+            }
+            #expect(try t.db.queryInt("select count(*) from p") == 1)
+            // Fix the bad one and save them all again: every record is inserted, fresh keys.
+            records[6].name = "n6"
+            #expect(try t.db.batchSave("p", records) == Array(repeating: 1, count: 10))
+            #expect(records.map { $0["id"] as Int? } == (2...11).map { Optional($0) })
+            #expect(try t.db.queryInt("select count(*) from p") == 11)
+        }
+    }
+
+    @Test func aModelSavedInATransactionThatRollsBackCanBeSavedAgain() throws {
+        try withDatabase { t in
+            t.context.register(UndoPupil.self)
+            let pupil = UndoPupil()
+            pupil.name = "ann"
+            try t.db.tx { _ in
+                try pupil.save()
+                #expect(pupil.id == 1)
+                return false
+            }
+            #expect(pupil.id == nil)
+            #expect(pupil.modifiedColumns.contains("name"))
+            try pupil.save()
+            #expect(try UndoPupil.dao.findById(pupil.id)?.name == "ann")
+            #expect(try UndoPupil.dao.count() == 1)
+        }
+    }
+
+    @Test func anUpdateRolledBackKeepsItsEditsMarked() throws {
+        try withDatabase { t in
+            t.context.register(UndoPupil.self)
+            let pupil = UndoPupil()
+            pupil.name = "bob"
+            try pupil.save()
+            pupil.age = 12
+            #expect(throws: DicRecordError.self) {
+                try t.db.tx { _ in
+                    try pupil.update()
+                    throw DicRecordError(.invalidArgument, "stop")
+                }
+            }
+            #expect(pupil.modifiedColumns == ["age"])
+            #expect(try pupil.update())
+            #expect(try UndoPupil.dao.findById(pupil.id)?.age == 12)
+        }
+    }
+
+    @Test func savepointsUndoOnlyWhatRolledBack() throws {
+        try withDatabase { t in
+            try t.db.update("create table p (id integer primary key, name text)")
+            let kept = try Record(["name": "kept"]), dropped = try Record(["name": "dropped"])
+            let insideDropped = try Record(["name": "inside"])
+            try t.db.tx { db in
+                try db.save("p", kept)
+                try db.tx { db in
+                    try db.save("p", dropped)
+                    return false
+                }
+                return true  // the outer commits: only the inner save is undone
+            }
+            #expect(kept["id"] as Int? == 1)
+            #expect(dropped.hasColumn("id") == false)
+            try t.db.tx { db in
+                try db.tx { db in
+                    try db.save("p", insideDropped)
+                    return true   // released into the outer transaction...
+                }
+                return false      // ...which rolls back: undone too
+            }
+            #expect(insideDropped.hasColumn("id") == false)
+            #expect(insideDropped.modifiedColumns == ["name"])
+            #expect(try t.db.queryInt("select count(*) from p") == 1)
+        }
+    }
+
+    @Test func anExplicitKeyStaysAndItsFlagsComeBack() throws {
+        try withDatabase { t in
+            try t.db.update("create table p (id integer primary key, name text)")
+            let record = try Record(["id": 42, "name": "x"])
+            try t.db.tx { db in
+                try db.save("p", record)
+                return false
+            }
+            #expect(record["id"] as Int? == 42)
+            #expect(Set(record.modifiedColumns) == ["id", "name"])
+        }
+    }
+
+    @Test func asyncTransactionsUndoToo() async throws {
+        try await withDatabase { t in
+            t.context.register(UndoPupil.self)
+            let pupil = UndoPupil()
+            pupil.name = "cy"
+            let committed = try await t.db.tx { _ in
+                try await pupil.save()
+                return false
+            }
+            #expect(committed == false)
+            #expect(pupil.id == nil)
+            try await pupil.save()
+            #expect(pupil.id == 1)
+        }
+    }
+}
