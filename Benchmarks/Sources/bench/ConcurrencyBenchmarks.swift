@@ -380,13 +380,15 @@ final class RawBank {
     }
 
     func total() throws -> Int {
-        sqlite3_reset(sum)
+        // Reset after reading, not only before: a statement left on its row keeps its read
+        // transaction (and an old snapshot) open.
+        defer { sqlite3_reset(sum) }
         guard sqlite3_step(sum) == SQLITE_ROW else { throw db.error(sqlite3_errcode(db.handle)) }
         return Int(sqlite3_column_int64(sum, 0))
     }
 
     func balance(_ id: Int) throws -> Int {
-        sqlite3_reset(select)
+        defer { sqlite3_reset(select) }
         sqlite3_bind_int64(select, 1, Int64(id))
         guard sqlite3_step(select) == SQLITE_ROW else { throw db.error(sqlite3_errcode(db.handle)) }
         return Int(sqlite3_column_int64(select, 0))

@@ -92,8 +92,7 @@ final class AsyncGate: Sendable {
 /// Which async transactions the current task is inside.
 ///
 /// The task-local list is inherited by child tasks (and by unstructured `Task {}`s, whose calls
-/// join only while the transaction is open). A job the async API runs on a `BlockingPool` thread
-/// carries its task's list in `ThreadLeases.scope`, since task-locals do not reach that thread.
+/// join only while the transaction is open).
 enum AsyncScope {
     @TaskLocal static var transactions: [TransactionLease] = []
 
@@ -104,8 +103,7 @@ enum AsyncScope {
     /// The lease of the async transaction on pool `poolID` that the current thread or task is inside.
     static func lease(for poolID: ObjectIdentifier, _ leases: ThreadLeases) -> TransactionLease? {
         guard openCount.load(ordering: .relaxed) > 0 else { return nil }
-        let scope = leases.scope ?? transactions
-        return scope.last { $0.poolID == poolID }
+        return transactions.last { $0.poolID == poolID }
     }
 }
 

@@ -30,6 +30,7 @@ final class BlockingPool: @unchecked Sendable {
     }
 
     private func work() {
+        ThreadLeases.current.isPoolThread = true
         condition.lock()
         while true {
             if !jobs.isEmpty {

@@ -19,10 +19,10 @@ final class ThreadLeases {
     @exclusivity(unchecked) var lastFindById: (table: String, key: String, columns: String, sql: String)?
     /// The fetched record the dao hands to the model `init()` it is running (see `ModelFactory`).
     @exclusivity(unchecked) var pendingModelRecord: (type: ObjectIdentifier, record: Record)?
-    /// While this thread runs a job of the async API: the async transactions of the task that
-    /// sent it (task-locals do not reach this thread), and the flag its cancellation sets.
-    @exclusivity(unchecked) var scope: [TransactionLease]?
+    /// While this thread runs a call of the async API: the flag the task's cancellation sets.
     @exclusivity(unchecked) var cancellation: CancellationFlag?
+    /// True on the threads of `BlockingPool`, where the async API runs its calls inline.
+    @exclusivity(unchecked) var isPoolThread = false
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 

@@ -1,44 +1,48 @@
 import Foundation
 
-/// A value handed from the thread that made it to the task that awaits it, which alone uses it
-/// afterwards (models are not `Sendable`, but one fetched for a task belongs to that task).
-struct Handover<T>: @unchecked Sendable {
-    let value: T
+/// The task executor of the async API: the jobs of tasks that prefer it run on `BlockingPool`
+/// threads, where a call may block (waiting for the writer, in SQLite's busy handler, on a long
+/// statement) without holding up Swift's cooperative pool.
+final class PoolExecutor: TaskExecutor {
+    static let shared = PoolExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        BlockingPool.shared.run { job.runSynchronously(on: PoolExecutor.shared.asUnownedTaskExecutor()) }
+    }
 }
 
 extension BlockingPool {
-    /// Runs `work` on a pool thread inside `scope` (the calling task's async transactions) and
-    /// returns its result to the awaiting task. A cancelled task sets `flag`, which long reads check
-    /// between rows.
-    static func perform<T>(scope: [TransactionLease], flag: CancellationFlag? = nil,
-                           _ work: @escaping @Sendable () throws -> T) async throws -> sending T {
-        let registry = ContextRegistry.scoped  // task-locals do not reach the pool thread: carried over
-        let handover = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Handover<T>, any Error>) in
-            shared.run {
-                let leases = ThreadLeases.current
-                leases.scope = scope
-                leases.cancellation = flag
-                let result = ContextRegistry.$scoped.withValue(registry) { Result { Handover(value: try work()) } }
-                leases.scope = nil
-                leases.cancellation = nil
-                continuation.resume(with: result)
-            }
-        }
-        return handover.value
+    /// Runs `work` for the calling task on a pool thread (a hop only when the task is not on one
+    /// already), inside the task's async transactions; long reads stop between rows once the task
+    /// is cancelled.
+    static func performForTask<T>(_ work: () throws -> T) async throws -> sending T {
+        try Task.checkCancellation()
+        if ThreadLeases.current.isPoolThread { return try await inline(work) }
+        let result = try await withTaskExecutorPreference(PoolExecutor.shared) { Handover(value: try await inline(work)) }
+        return result.value
     }
 
-    /// Runs `work` for the calling task: on a pool thread, inside the task's async transactions,
-    /// stopping between rows of long reads once the task is cancelled.
-    static func performForTask<T>(_ work: @escaping @Sendable () throws -> T) async throws -> sending T {
-        try Task.checkCancellation()
-        let scope = AsyncScope.openCount.load(ordering: .relaxed) > 0 ? AsyncScope.transactions : []
+    /// Runs `work` right here, on the pool thread the task runs on.
+    private static func inline<T>(_ work: () throws -> T) async throws -> sending T {
         let flag = CancellationFlag()
-        return try await withTaskCancellationHandler {
-            try await perform(scope: scope, flag: flag, work)
+        let result: Handover<T> = try await withTaskCancellationHandler {
+            let leases = ThreadLeases.current
+            let outer = leases.cancellation
+            leases.cancellation = flag
+            defer { leases.cancellation = outer }
+            return Handover(value: try work())
         } onCancel: {
             flag.cancel()
         }
+        return result.value
     }
+}
+
+/// A value handed from the code that made it to the task that awaits it, which alone uses it
+/// afterwards (models are not `Sendable`, but one fetched for a task belongs to that task).
+struct Handover<T>: @unchecked Sendable {
+    let value: T
 }
 
 // The async API: every method of `Db+API.swift` has a twin that runs off the caller's thread (on
@@ -50,8 +54,8 @@ extension BlockingPool {
 // throw `CancellationError`.
 extension Db {
     /// Runs `work` with this handle on a pool thread, inside the calling task's async transactions.
-    func runAsync<T>(_ work: @escaping @Sendable (Db) throws -> T) async throws -> sending T {
-        try await BlockingPool.performForTask { [self] in try work(self) }
+    func runAsync<T>(_ work: (Db) throws -> T) async throws -> sending T {
+        try await BlockingPool.performForTask { try work(self) }
     }
 
     // MARK: Transactions
@@ -82,44 +86,48 @@ extension Db {
     }
 
     func runAsyncTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
-        let context = try self.context()
-        let pool = try context.pool()
-        let poolID = ObjectIdentifier(pool)
-        let enclosing = AsyncScope.transactions
-        if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
-            return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
-        }
-        try Task.checkCancellation()
-        let connection = try await BlockingPool.perform(scope: []) { try pool.leaseWriter() }
-        let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName)
-        AsyncScope.openCount.add(1, ordering: .relaxed)
-        defer {
-            lease.end()
-            AsyncScope.openCount.subtract(1, ordering: .relaxed)
-            pool.returnWriter()
-        }
-        let scope = enclosing + [lease]
-        try await control(scope) { _ = try connection.run("BEGIN IMMEDIATE", .none); connection.transactionDepth = 1 }
-        let result: T
-        do {
-            result = try await AsyncScope.$transactions.withValue(scope) { try await body(self) }
-        } catch {
-            try? await control(scope) { connection.transactionDepth = 0; rollback(connection, depth: 0, savepoint: "") }
-            throw error
-        }
-        let commits = commit(result)
-        try await control(scope) {
-            connection.transactionDepth = 0
-            guard commits else { return rollback(connection, depth: 0, savepoint: "") }
+        // The whole transaction, body included, runs on pool threads: the calls in it run inline,
+        // with no hop per call, and waiting for the writer blocks no cooperative thread.
+        try await withTaskExecutorPreference(PoolExecutor.shared) {
+            let context = try self.context()
+            let pool = try context.pool()
+            let poolID = ObjectIdentifier(pool)
+            let enclosing = AsyncScope.transactions
+            if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
+                return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
+            }
+            try Task.checkCancellation()
+            let connection = try pool.leaseWriter()
+            let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName)
+            AsyncScope.openCount.add(1, ordering: .relaxed)
+            defer {
+                lease.end()
+                AsyncScope.openCount.subtract(1, ordering: .relaxed)
+                pool.returnWriter()
+            }
+            let scope = enclosing + [lease]
+            try control(lease) { _ = try connection.run("BEGIN IMMEDIATE", .none); connection.transactionDepth = 1 }
+            let result: T
             do {
-                _ = try connection.run("COMMIT", .none)
+                result = try await AsyncScope.$transactions.withValue(scope) { try await body(self) }
             } catch {
-                rollback(connection, depth: 0, savepoint: "")
+                try? control(lease) { connection.transactionDepth = 0; rollback(connection, depth: 0, savepoint: "") }
                 throw error
             }
-            connection.keepSaves(committedAt: 0)
+            let commits = commit(result)
+            try control(lease) {
+                connection.transactionDepth = 0
+                guard commits else { return rollback(connection, depth: 0, savepoint: "") }
+                do {
+                    _ = try connection.run("COMMIT", .none)
+                } catch {
+                    rollback(connection, depth: 0, savepoint: "")
+                    throw error
+                }
+                connection.keepSaves(committedAt: 0)
+            }
+            return result
         }
-        return result
     }
 
     /// A transaction nested in the task's async transaction `lease`: a SAVEPOINT. Nested
@@ -131,8 +139,7 @@ extension Db {
         await gate.acquire()
         defer { gate.release() }
         let connection = lease.connection
-        let scope = enclosing + [lease]
-        let depth = try await control(scope) { () -> Int in
+        let depth = try control(lease) { () -> Int in
             let depth = connection.transactionDepth
             _ = try connection.run("SAVEPOINT dicrecord_savepoint_\(depth)", .none)
             connection.transactionDepth = depth + 1
@@ -141,13 +148,13 @@ extension Db {
         let savepoint = "dicrecord_savepoint_\(depth)"
         let result: T
         do {
-            result = try await AsyncScope.$transactions.withValue(scope) { try await body(self) }
+            result = try await AsyncScope.$transactions.withValue(enclosing + [lease]) { try await body(self) }
         } catch {
-            try? await control(scope) { connection.transactionDepth = depth; rollback(connection, depth: depth, savepoint: savepoint) }
+            try? control(lease) { connection.transactionDepth = depth; rollback(connection, depth: depth, savepoint: savepoint) }
             throw error
         }
         let commits = commit(result)
-        try await control(scope) {
+        try control(lease) {
             connection.transactionDepth = depth
             guard commits else { return rollback(connection, depth: depth, savepoint: savepoint) }
             do {
@@ -161,11 +168,13 @@ extension Db {
         return result
     }
 
-    /// Runs a transaction's own statement (BEGIN, COMMIT, ROLLBACK, SAVEPOINT…) on a pool thread,
-    /// holding the transaction's connection; it runs even when the task is cancelled.
-    private func control<R: Sendable>(_ scope: [TransactionLease], _ work: @escaping @Sendable () throws -> R) async throws -> R {
-        let db = self
-        return try await BlockingPool.perform(scope: scope) { try db.writing { _ in try work() } }
+    /// Runs a transaction's own statement (BEGIN, COMMIT, ROLLBACK, SAVEPOINT…) holding its
+    /// connection; it runs even when the task is cancelled.
+    private func control<R>(_ lease: TransactionLease, _ work: () throws -> R) throws -> R {
+        guard let result = try lease.join(ThreadLeases.current, { _ in try work() }) else {
+            throw DicRecordError(.misuse, "the transaction on config '\(lease.configName)' has already ended", configName: lease.configName)
+        }
+        return result
     }
 
     // MARK: Twins of Db+API.swift
