@@ -89,7 +89,7 @@ struct ConcurrencyBenchmarks {
         try bench.workload("concurrency") { w in
             let rawPath = config.path("bank-raw.sqlite")
             let badReads = Tally()
-            w.measure("raw, 8 threads, a connection each, writes under a mutex", setUp: { _ = try Self.newBank(rawPath) },
+            w.measure("raw", setUp: { _ = try Self.newBank(rawPath) },
                       checksum: { try Self.checksum(rawPath, badReads: badReads.take()) }) {
                 let writeLock = NSLock()
                 try onThreads(Self.workers) { worker in
@@ -257,7 +257,7 @@ struct ConcurrencyBenchmarks {
             // and commits when the reads are done (or after holdLimit). Only the reads are timed.
             let rawPath = config.path("rdw-raw.sqlite")
             var writer: HeldWriter?
-            w.measure("raw, a second connection", setUp: {
+            w.measure("raw", setUp: {
                 _ = try Self.newBank(rawPath)
                 writer = HeldWriter(limit: holdLimit) {
                     let raw = try RawBank(path: rawPath)
