@@ -116,6 +116,25 @@ struct HostileInputTests {
         }
     }
 
+    /// `:a` and `$a` are two parameters; a dictionary may name them ":a" and "a" (a bare key
+    /// matches whichever prefix is left). The full name is matched first, so each binds its own
+    /// value (the bare key used to win for both, and ":a" was then reported as matching nothing).
+    @Test func aPrefixedKeyBindsItsOwnParameterBeforeTheBareKey() throws {
+        try withDatabase { t in
+            let db = t.db
+            let row = try #require(try db.findFirst("select :a as x, $a as y, @b as z", arguments: ["a": 1, ":a": 2, "b": 3]))
+            #expect(row.x as Int? == 2 && row.y as Int? == 1 && row.z as Int? == 3)
+            let both = try #require(try db.findFirst("select :a as x, $a as y", arguments: [":a": 2, "$a": 1]))
+            #expect(both.x as Int? == 2 && both.y as Int? == 1)
+            let bare = try #require(try db.findFirst("select :a as x, $a as y", arguments: ["a": 5]))
+            #expect(bare.x as Int? == 5 && bare.y as Int? == 5)
+            // A key that matches no parameter still throws, and names that key.
+            let extra = try #require(throws: DicRecordError.self) { try db.find("select :a as x", arguments: ["a": 1, ":a": 2]) }
+            #expect(extra.kind == .argumentCount)
+            #expect(extra.description.contains("[\"a\"]"))
+        }
+    }
+
     // MARK: Placeholder numbers
 
     @Test(arguments: ["select ?0", "select ?999999", "select ?250001", "select ?9223372036854775808", "select * from t where id = ?0 or id = ?"])
