@@ -283,6 +283,62 @@ struct HostileInputTests {
         }
     }
 
+    // MARK: JSON
+
+    /// `\u` takes exactly four hex digits: a sign is not one (it used to read "\u+041" as "A").
+    @Test(arguments: [#"{"a": "\u+041"}"#, #"{"a": "\u-000"}"#, #"{"a": "\u 041"}"#, #"{"a": "\u04"}"#, #"{"a": "\u004g"}"#,
+                      #"{"a": "\ud83c\u+f89"}"#])
+    func jsonUnicodeEscapesNeedFourHexDigits(_ json: String) throws {
+        let error = try #require(throws: DicRecordError.self) { try Record(json: json) }
+        #expect(error.kind == .invalidJSON)
+    }
+
+    @Test func jsonUnicodeEscapesInEitherCaseStillParse() throws {
+        let record = try Record(json: #"{"a": "\u00e9\u00C9\ud83c\uDF89\u0000"}"#)
+        #expect(Array((record.a as String?)?.unicodeScalars ?? "".unicodeScalars) == ["é", "É", "🎉", "\u{0}"])
+    }
+
+    /// Truncated, mutated and random JSON texts: `Record(json:)` returns a record or throws
+    /// `.invalidJSON`, and a record it returns writes JSON that reads back as the same record.
+    @Test func generatedJSONTextsParseOrThrow() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        let samples = [#"{"name": "张三", "age": 14, "born": 1020873600, "x": [1, {"a": null}], "y": -0.5e-3, "z": true, "w": "\u00e9\ud83c\udf89"}"#,
+                       #"{"":{},"a":[],"b":"\\\"\/\b\f\n\r\t","c":-0,"d":1E+2,"e":9223372036854775808}"#]
+        let alphabet = Array("{}[]\",:\\u0123456789abcdefABCDEFeE+-.tfnrul \t\n\u{0}".utf8) + [0xFF, 0xC3, 0xE4]
+        var parsed = 0
+        for iteration in 0..<10_000 {
+            var rng = SplitMix64(seed: seed, stream: UInt64(iteration))
+            var bytes = Array(rng.pick(samples).utf8)
+            switch iteration % 4 {
+            case 0: bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &rng)))
+            case 1: for _ in 0..<Int.random(in: 1...3, using: &rng) { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = rng.pick(alphabet) }
+            case 2:
+                let piece = rng.pick(["\\u", "\\ud800", "\\udc00\\ud800", "1e999", "-", "01", "[[[[", "\"", "\\", "\u{0}", "nul", "tru"])
+                bytes.insert(contentsOf: Array(piece.utf8), at: Int.random(in: 0...bytes.count, using: &rng))
+            default: bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in rng.pick(alphabet) }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            do {
+                let record = try Record(json: text)
+                parsed += 1
+                let again = try Record(json: try record.toJSON())
+                #expect(again == record, "seed \(seed), iteration \(iteration): \(text.debugDescription)")
+            } catch let error as DicRecordError {
+                #expect(error.kind == .invalidJSON, "seed \(seed), iteration \(iteration): \(text.debugDescription)")
+            }
+        }
+        #expect(parsed > 100)
+        // Nesting is bounded, never a stack overflow.
+        for depth in [512, 513, 200_000] {
+            let text = "{\"a\":" + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}"
+            if depth <= 512 {
+                #expect(try Record(json: text).columnCount == 1)
+            } else {
+                #expect(throws: DicRecordError.self) { try Record(json: text) }
+            }
+        }
+    }
+
     // MARK: Generated inputs
 
     /// 10,000 generated SQL strings with generated arguments through every entry point. The seed
@@ -335,8 +391,11 @@ struct HostileInputTests {
             let plan = try db.find("explain query plan select * from t where name = ?", "abc")
             #expect(plan.contains { ($0.detail as String?)?.contains("t_name") == true })
             // The library still works normally.
-            #expect(try db.tx { db in try db.update("insert into t(id, name) values (100, 'ok')") == 1 })
-            #expect(try db.findById("t", 100)?.name as String? == "ok")
+            let record = Record()
+            record.name = "ok"
+            #expect(try db.tx { db in try db.save("t", record) })
+            let id = try #require(record.id as Int64?)
+            #expect(try db.findById("t", id)?.name as String? == "ok")
         }
     }
 }
