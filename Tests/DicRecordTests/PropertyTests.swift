@@ -260,6 +260,27 @@ struct PropertyTests {
         return "\"" + String(scalars) + "\""
     }
 
+    /// A value written to a record that has no database form (NaN, a type without a converter)
+    /// is held as NULL until a statement stores it; toJSON throws its error rather than writing
+    /// `null` (it used to write `null`), as it throws for an infinite REAL.
+    @Test func toJSONThrowsForAWrittenValueItCannotRepresent() throws {
+        struct NoConverter: Sendable {}
+        for value in [Double.nan as DatabaseArgument, Float.nan, Decimal.nan, UInt64.max, NoConverter(), [1, 2]] {
+            let record = Record()
+            record.id = 1
+            record.bad = value
+            let error = try #require(throws: ConversionError.self, "\(String(describing: value))") { try record.toJSON() }
+            #expect(error.column == "bad")
+            // Written again with a representable value, it is fine.
+            record.bad = 2.5
+            #expect(try record.toJSON() == #"{"id":1,"bad":2.5}"#)
+        }
+        // NULL written on purpose is still null.
+        let record = Record()
+        record.none = nil
+        #expect(try record.toJSON() == #"{"none":null}"#)
+    }
+
     private static func expectJSONRoundTrip(_ record: Record, _ columns: [(name: String, value: JSONValue)]) throws {
         if columns.contains(where: { $0.value.isInfinite }) {
             let error = try #require(throws: DicRecordError.self) { try record.toJSON() }
