@@ -257,6 +257,21 @@ struct HostileInputTests {
         }
     }
 
+    /// The data query is `select + " " + sqlExceptSelect + " LIMIT n OFFSET m"`: a trailing `--`
+    /// comment in sqlExceptSelect comments the LIMIT out. Without `totalRow:` the count query
+    /// fails first ("incomplete input"); with it, page 1 of size 2 returns all 5 rows.
+    @Test(.disabled("bug in Db.paginate (Sources/DicRecord/Db/Db+Records.swift, the data query): a trailing -- comment swallows LIMIT/OFFSET"))
+    func aTrailingLineCommentDoesNotSwallowTheLimit() throws {
+        try withDatabase { t in
+            let db = t.db
+            try Self.makeTable(db)
+            let known = try db.paginate(1, 2, "select *", "from t -- every row", totalRow: 5)
+            #expect(known.list.count == 2)
+            let counted = try db.paginate(1, 2, "select *", "from t -- every row")
+            #expect(counted.list.count == 2 && counted.totalRow == 5)
+        }
+    }
+
     // MARK: Identifiers
 
     /// `SqlText.quote` doubles quotes with `replacingOccurrences`, which matches whole Characters:
