@@ -236,9 +236,13 @@ enum JSONText {
             }
         }
 
+        /// Exactly four hex digits (`UInt32(_:radix:)` alone would take "+041" or "-000").
         mutating func hex4() throws -> UInt32 {
-            guard index + 4 <= bytes.count, let v = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
-                throw error("bad \\u escape")
+            guard index + 4 <= bytes.count else { throw error("bad \\u escape") }
+            var v: UInt32 = 0
+            for b in bytes[index..<index + 4] {
+                guard let digit = Character(Unicode.Scalar(b)).hexDigitValue else { throw error("bad \\u escape") }
+                v = v << 4 | UInt32(digit)
             }
             index += 4
             return v

@@ -485,6 +485,11 @@ public final class Record: Sendable {
         }
     }
 
+    /// The error of the first value written that could not be encoded (it is held as NULL), if any.
+    var firstEncodingError: ConversionError? {
+        lock.withLock { _ in state?.cells?.lazy.compactMap(\.encodingError).first?.error }
+    }
+
     /// Every column with its stored and current value, read under one lock.
     var currentColumns: [(name: String, stored: DatabaseValue, current: Any?)] {
         lock.withLock { _ in layout.names.indices.map { (layout.names[$0], values[$0], currentValue(at: $0)) } }

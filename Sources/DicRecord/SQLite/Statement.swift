@@ -108,7 +108,8 @@ final class Statement {
                 }
                 let fullName = String(cString: cName)
                 let bareName = String(fullName.dropFirst())
-                guard let key = values[bareName] != nil ? bareName : (values[fullName] != nil ? fullName : nil) else {
+                // The full name first: with `:a` and `$a` in the SQL, ":a" and "a" are two keys.
+                guard let key = values[fullName] != nil ? fullName : (values[bareName] != nil ? bareName : nil) else {
                     throw DicRecordError(.argumentCount, "no argument for parameter \(fullName)", sql: sql, configName: configName)
                 }
                 usedKeys.insert(key)
@@ -180,7 +181,7 @@ final class Statement {
             return (0..<Int(parameterCount)).map { i in
                 guard let cName = sqlite3_bind_parameter_name(handle, Int32(i + 1)) else { return .null }
                 let full = String(cString: cName)
-                let value = values[String(full.dropFirst())] ?? values[full] ?? nil
+                let value = values[full] ?? values[String(full.dropFirst())] ?? nil
                 return (try? registry.encode(value)) ?? .null
             }
         }
