@@ -51,7 +51,13 @@ extension DatabaseValue: CustomStringConvertible {
         case .real(let v): return String(v)
         case .text(let s):
             let quoted = s.count > 64 ? String(s.prefix(61)) + "..." : s
-            return "'" + quoted.replacingOccurrences(of: "'", with: "''") + "'"
+            // Doubled scalar by scalar (a quote followed by a combining mark is still a quote).
+            var scalars = String.UnicodeScalarView()
+            for scalar in quoted.unicodeScalars {
+                scalars.append(scalar)
+                if scalar == "'" { scalars.append(scalar) }
+            }
+            return "'" + String(scalars) + "'"
         case .blob(let d): return "<\(d.count) bytes>"
         }
     }

@@ -211,17 +211,23 @@ final class AsyncPupil: Model {
             try makeTable(t.db, rows: 20_000)
             let db = t.db
             let started = Counter()
+            let reached = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
             let task = Task {
                 try await db.each("select * from t") { _ in
                     started.add(1)
-                    if started.value == 100 { Thread.sleep(forTimeInterval: 0.2) }  // let the cancel land
+                    if started.value == 100 {
+                        // Row 100 waits (on a DicRecord thread) until the task has been cancelled.
+                        reached.signal()
+                        _ = cancelled.wait(timeout: .now() + 30)
+                    }
                     return true
                 }
             }
-            while started.value < 100 { try await Task.sleep(for: .milliseconds(5)) }
+            try await onThread { reached.wait() }
             task.cancel()
+            cancelled.signal()
             await #expect(throws: CancellationError.self) { try await task.value }
-            #expect(started.value < 20_000)
+            #expect(started.value == 100)  // stopped at the next row
             // A task cancelled before it starts does nothing.
             let early = Task {
                 withUnsafeCurrentTask { $0?.cancel() }

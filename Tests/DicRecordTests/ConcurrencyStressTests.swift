@@ -151,20 +151,23 @@ import Testing
         }
     }
 
-    /// A write transaction holds the writer for 2 s; meanwhile 100 reads on another task complete,
-    /// all of them before the commit, and all see the state before the transaction.
+    /// A write transaction holds the writer for at least 2 s, and until the reads are done;
+    /// meanwhile 100 reads on another task complete, all before the commit, and all see the state
+    /// before the transaction. (A read that waited for the writer would wait for ever: the writer
+    /// commits only after the reads, or after 30 s, which fails the test.)
     @Test(.timeLimit(.minutes(1)))
     func readersDoNotWaitForAWriter() async throws {
         try await withDatabase(options: Self.options) { t in
             try openBank(t.db)
             let db = t.db
-            let inTransaction = AsyncGate(), committed = Flag()
+            let inTransaction = AsyncGate(), committed = Flag(), readsDone = DispatchSemaphore(value: 0)
             await inTransaction.acquire()
             let writer = Task {
                 try await db.tx { db in
                     try await db.update("update account set balance = 0")
                     inTransaction.release()
                     try await Task.sleep(for: .seconds(2))
+                    _ = readsDone.wait(timeout: .now() + 30)  // on a DicRecord thread: blocking is fine here
                     return true
                 }
                 committed.set()
@@ -177,6 +180,7 @@ import Testing
                 sums.insert(sum ?? -1)
                 if !committed.isSet { readsBeforeCommit += 1 }
             }
+            readsDone.signal()
             #expect(readsBeforeCommit == 100)
             #expect(sums == [Self.total])  // the committed state, never the uncommitted zeroes
             try await writer.value

@@ -12,7 +12,7 @@ import Darwin
 // reported committed. And two processes writing one file at the same time both finish.
 
 /// A deterministic generator, so that a failing run can be replayed with its seed.
-private struct SplitMix64: RandomNumberGenerator {
+private struct CrashRandom: RandomNumberGenerator {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
@@ -170,7 +170,7 @@ struct CrashConsistencyTests {
 
         let seed = ProcessInfo.processInfo.environment["DICRECORD_CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("CrashConsistencyTests: seed \(seed) (replay with DICRECORD_CRASH_SEED=\(seed))")
-        var random = SplitMix64(seed: seed)
+        var random = CrashRandom(seed: seed)
 
         var reported = Set<Int>()
         var killedWhileWriting = 0

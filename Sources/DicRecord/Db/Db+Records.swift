@@ -275,7 +275,8 @@ extension Db {
         }
         let quotedKey = SqlText.quote(keyColumn)
         let inner = "\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect))"
-        var sql = "SELECT * FROM (\(inner))"
+        // Line breaks, so that a trailing `--` comment in the caller's SQL ends where it should.
+        var sql = "SELECT * FROM (\(inner)\n)"
         var args = arguments
         if key != nil {
             sql += " WHERE \(quotedKey) \(descending ? "<" : ">") ?"
@@ -299,7 +300,7 @@ extension Db {
             throw DicRecordError(.invalidArgument, "pageNumber and pageSize must be at least 1 (got \(pageNumber), \(pageSize))",
                                  sql: "\(select) \(sqlExceptSelect)", configName: configName)
         }
-        let countSql = "SELECT count(*) FROM (\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect)))"
+        let countSql = "SELECT count(*) FROM (\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect))\n)"
         return try reading { connection in
             let ownTransaction = !connection.isInTransaction
             if ownTransaction { _ = try connection.run("BEGIN DEFERRED", .none) }
@@ -313,7 +314,7 @@ extension Db {
             guard !overflow else {
                 throw DicRecordError(.invalidArgument, "page \(pageNumber) of size \(pageSize) is out of range", configName: configName)
             }
-            let list = try fetch("\(select) \(sqlExceptSelect) LIMIT \(pageSize) OFFSET \(offset)")
+            let list = try fetch("\(select) \(sqlExceptSelect)\nLIMIT \(pageSize) OFFSET \(offset)")
             return Page(list: list, pageNumber: pageNumber, pageSize: pageSize, totalPage: totalPage, totalRow: totalRow)
         }
     }

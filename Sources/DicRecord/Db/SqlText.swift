@@ -6,7 +6,23 @@ enum SqlText {
     /// `name` as a quoted SQL identifier: `order` → `"order"`, `a"b` → `"a""b"`.
     static func quote(_ name: String) -> String {
         guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"\(name)\"" }
-        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + doubling("\"", in: name) + "\""
+    }
+
+    /// `text` with every `quote` doubled, scalar by scalar: a quote followed by a combining mark is
+    /// one Character to Swift but still a quote to SQLite.
+    static func doubling(_ quote: Unicode.Scalar, in text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            scalars.append(scalar)
+            if scalar == quote { scalars.append(scalar) }
+        }
+        return String(scalars)
+    }
+
+    /// `text` as an SQL string literal: `it's` → `'it''s'`.
+    static func literal(_ text: String) -> String {
+        "'" + doubling("'", in: text) + "'"
     }
 
     /// `INSERT INTO "table" ("a", "b") VALUES (?, ?)`, or `DEFAULT VALUES` for no columns.

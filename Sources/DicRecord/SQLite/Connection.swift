@@ -68,6 +68,10 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one or more SQL statements without arguments (DDL, PRAGMA, scripts).
     public func execute(_ sql: String) throws {
+        if sql.utf8.contains(0) {
+            throw DicRecordError(.invalidArgument, "the SQL holds a NUL character; SQLite would ignore everything after it",
+                                 sql: sql, configName: configName)
+        }
         statementStart = .now
         let start = isTracing ? ContinuousClock.now : nil
         var message: UnsafeMutablePointer<CChar>?
@@ -242,6 +246,12 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func prepare(_ sql: String, cached: Bool) throws -> Statement {
+        // SQLite reads a C string: it would stop at a NUL and silently ignore what follows.
+        if let nul = sql.utf8.firstIndex(of: 0) {
+            throw DicRecordError(.invalidArgument,
+                "the SQL holds a NUL character at byte \(sql.utf8.distance(from: sql.utf8.startIndex, to: nul)); SQLite would ignore everything after it",
+                sql: sql, configName: configName)
+        }
         var handle: OpaquePointer?
         var tail: UnsafePointer<CChar>?
         let code = sql.withCString { text in

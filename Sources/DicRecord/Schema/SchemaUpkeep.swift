@@ -261,7 +261,7 @@ struct SchemaUpkeep {
         case .null: return "NULL"
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? "\(d)" : "NULL"
-        case .text(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .text(let s): return SqlText.literal(s)
         case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
         }
     }
@@ -298,8 +298,7 @@ struct SchemaUpkeep {
 
     private func ftsDefinition(_ schema: ModelSchema) -> String {
         let columns = schema.searchColumns.map(SqlText.quote).joined(separator: ", ")
-        let content = schema.tableName.replacingOccurrences(of: "'", with: "''")
-        return "CREATE VIRTUAL TABLE \(SqlText.quote(Self.ftsTable(schema.tableName))) USING fts5(\(columns), content='\(content)')"
+        return "CREATE VIRTUAL TABLE \(SqlText.quote(Self.ftsTable(schema.tableName))) USING fts5(\(columns), content=\(SqlText.literal(schema.tableName)))"
     }
 
     private func triggerNames(_ table: String) -> [String] {
