@@ -108,6 +108,26 @@ final class UndoPupil: Model {
         }
     }
 
+    /// A transaction begun by raw SQL and left open would be joined by whoever writes next: it is
+    /// rolled back and the call throws; the connection is clean for the next caller.
+    @Test func aRawBeginLeftOpenIsRolledBackAndReported() throws {
+        try withDatabase { t in
+            try t.db.update("create table p (id integer primary key, name text)")
+            let error = try #require(throws: DicRecordError.self) { try t.db.update("BEGIN") }
+            #expect(error.kind == DicRecordError.Kind.misuse)
+            #expect(error.message.contains("use tx"))
+            let inside = try #require(throws: DicRecordError.self) {
+                try t.db.execute { connection in
+                    try connection.execute("BEGIN; INSERT INTO p (name) VALUES ('stray')")
+                }
+            }
+            #expect(inside.kind == DicRecordError.Kind.misuse)
+            #expect(try t.db.queryInt("select count(*) from p") == 0)
+            #expect(try t.db.tx { db in try db.update("insert into p (name) values ('ok')") == 1 })
+            #expect(try t.db.queryInt("select count(*) from p") == 1)
+        }
+    }
+
     @Test func asyncTransactionsUndoToo() async throws {
         try await withDatabase { t in
             t.context.register(UndoPupil.self)

@@ -61,7 +61,25 @@ final class ConnectionPool: @unchecked Sendable {
             leases.writers[id] = nil
             releaseWriter()
         }
-        return try body(writer)
+        let result: T
+        do {
+            result = try body(writer)
+        } catch {
+            _ = try? endStrayTransaction(writer)
+            throw error
+        }
+        try endStrayTransaction(writer)
+        return result
+    }
+
+    /// A transaction begun by raw SQL (`update("BEGIN")`) and left open would be joined by the
+    /// next caller, from any thread: it is rolled back, and the call that left it throws.
+    private func endStrayTransaction(_ writer: Connection) throws {
+        guard writer.transactionDepth == 0, writer.isInTransaction else { return }
+        _ = try? writer.run("ROLLBACK", .none)
+        throw DicRecordError(.misuse,
+            "a transaction begun by raw SQL (BEGIN or SAVEPOINT) was left open on config '\(configName)' and has been rolled back; use tx or transaction",
+            configName: configName)
     }
 
     /// Runs `body` on a connection fit for reading (see the type's rule).
