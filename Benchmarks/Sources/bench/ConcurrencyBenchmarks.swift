@@ -324,7 +324,7 @@ struct ConcurrencyBenchmarks {
                 }
                 try writer!.start()
             }
-            w.measure("dicrecord findFirst, sync", setUp: newWriter, tearDown: { writer?.finish(); writer = nil; context?.stop() },
+            w.measure("dicrecord queryInt, sync", setUp: newWriter, tearDown: { writer?.finish(); writer = nil; context?.stop() },
                       checksum: checksum) {
                 var sum = 0
                 for n in 0..<reads {
@@ -332,7 +332,7 @@ struct ConcurrencyBenchmarks {
                 }
                 return sum
             }
-            w.measure("dicrecord findFirst, async", setUp: newWriter, tearDown: { writer?.finish(); writer = nil; context?.stop() },
+            w.measure("dicrecord queryInt, async", setUp: newWriter, tearDown: { writer?.finish(); writer = nil; context?.stop() },
                       checksum: checksum) {
                 try blocking {
                     var sum = 0
