@@ -1,0 +1,325 @@
+import Foundation
+
+/// A statement built from clauses: its SQL text and the arguments of its placeholders, in order.
+/// Run it with `Db` (`try Db.find(select)`, `try Db.update(insert)`) or a dao.
+public protocol SqlStatement: Sendable {
+    var sql: String { get }
+    var arguments: [DatabaseArgument] { get }
+}
+
+/// A statement that changes rows (`Insert`, `Update`, `Delete`): run with `Db.update(_:)`.
+public protocol SqlWriteStatement: SqlStatement {}
+
+/// What an INSERT or UPDATE does on a constraint conflict: `INSERT OR REPLACE`, `UPDATE OR IGNORE`, …
+public enum ConflictPolicy: String, Sendable {
+    case replace = "REPLACE", ignore = "IGNORE", rollback = "ROLLBACK", abort = "ABORT", fail = "FAIL"
+}
+
+/// Text and arguments gathered in order.
+private struct SqlBuffer {
+    var sql = ""
+    var arguments: [DatabaseArgument] = []
+
+    mutating func append(_ text: String) { sql += text }
+
+    mutating func append(_ clause: SqlClause) {
+        sql += clause.sql
+        arguments += clause.arguments
+    }
+
+    mutating func append(_ keyword: String, _ clauses: [SqlClause], separator: String = ", ") {
+        guard !clauses.isEmpty else { return }
+        sql += keyword
+        for (i, clause) in clauses.enumerated() {
+            if i > 0 { sql += separator }
+            append(clause)
+        }
+    }
+}
+
+/// `SELECT`, built a clause at a time (patchwork's `ALSQLSelectStatement`):
+/// ```swift
+/// let query = Select(.raw("COUNT(*) AS num"), SQL.upper("province").as("province"))
+///     .from("students")
+///     .where(SQL.lower("gender").eq("1"))
+///     .groupBy("province").having("age".gt(18))
+///     .orderBy("num".desc).orderBy("province")
+///     .limit(5).offset(3)
+/// let rows = try Db.find(query)
+/// ```
+/// Column names are quoted only when they need it; values are always bound.
+public struct Select: SqlStatement, SqlExpression {
+    private var columns: [SqlClause]
+    private var isDistinct = false
+    private var sources: [SqlClause] = []
+    private var joins: [SqlClause] = []
+    private var condition: SqlClause?
+    private var groups: [SqlClause] = []
+    private var havingCondition: SqlClause?
+    private var orderings: [SqlClause] = []
+    private var limitCount: Int?
+    private var offsetCount: Int?
+
+    /// `SELECT columns` (`SELECT *` when none): strings are column names, ``SqlClause``s expressions.
+    public init(_ columns: SqlExpression...) {
+        self.columns = columns.map(\.sqlClause)
+    }
+
+    /// `SELECT columns`, from an array.
+    public init(_ columns: [SqlExpression]) {
+        self.columns = columns.map(\.sqlClause)
+    }
+
+    public func distinct(_ on: Bool = true) -> Select { with { $0.isDistinct = on } }
+
+    /// `FROM a, b`: table names, or sub-queries (`Select`, in parentheses; `select.as("t")` names one).
+    public func from(_ sources: SqlExpression...) -> Select { with { $0.sources += sources.map(\.sqlClause) } }
+
+    public func from(_ sources: [SqlExpression]) -> Select { with { $0.sources += sources.map(\.sqlClause) } }
+
+    /// `JOIN table ON condition`.
+    public func join(_ table: SqlExpression, on condition: SqlClause) -> Select { joining("JOIN", table, condition) }
+
+    /// `LEFT JOIN table ON condition`.
+    public func leftJoin(_ table: SqlExpression, on condition: SqlClause) -> Select { joining("LEFT JOIN", table, condition) }
+
+    private func joining(_ kind: String, _ table: SqlExpression, _ condition: SqlClause) -> Select {
+        let table = table.sqlClause
+        return with {
+            $0.joins.append(SqlClause("\(kind) \(table.sql) ON \(condition.sql)", table.arguments + condition.arguments, .term))
+        }
+    }
+
+    /// `WHERE condition`; a second call adds `AND condition`.
+    public func `where`(_ condition: SqlClause) -> Select { with { $0.condition = $0.condition.map { $0.and(condition) } ?? condition } }
+
+    public func groupBy(_ columns: SqlExpression...) -> Select { with { $0.groups += columns.map(\.sqlClause) } }
+
+    public func having(_ condition: SqlClause) -> Select { with { $0.havingCondition = $0.havingCondition.map { $0.and(condition) } ?? condition } }
+
+    /// `ORDER BY` terms, added to those of earlier calls: `"age".desc`, `"name"`.
+    public func orderBy(_ terms: SqlExpression...) -> Select { with { $0.orderings += terms.map(\.sqlClause) } }
+
+    public func orderBy(_ terms: [SqlExpression]) -> Select { with { $0.orderings += terms.map(\.sqlClause) } }
+
+    /// `LIMIT n`, written into the SQL.
+    public func limit(_ count: Int) -> Select { with { $0.limitCount = count } }
+
+    /// `OFFSET n`, written into the SQL.
+    public func offset(_ count: Int) -> Select { with { $0.offsetCount = count } }
+
+    private func with(_ change: (inout Select) -> Void) -> Select {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    private var built: SqlBuffer {
+        var buffer = SqlBuffer()
+        buffer.append(isDistinct ? "SELECT DISTINCT " : "SELECT ")
+        if columns.isEmpty { buffer.append("*") } else { buffer.append("", columns) }
+        buffer.append(" FROM ", sources)
+        buffer.append(" ", joins, separator: " ")
+        if let condition { buffer.append(" WHERE "); buffer.append(condition) }
+        buffer.append(" GROUP BY ", groups)
+        if let havingCondition { buffer.append(" HAVING "); buffer.append(havingCondition) }
+        buffer.append(" ORDER BY ", orderings)
+        if let limitCount { buffer.append(" LIMIT \(limitCount)") }
+        if let offsetCount { buffer.append(limitCount == nil ? " LIMIT -1 OFFSET \(offsetCount)" : " OFFSET \(offsetCount)") }
+        return buffer
+    }
+
+    public var sql: String { built.sql }
+    public var arguments: [DatabaseArgument] { built.arguments }
+
+    /// The query as a sub-query: `(SELECT …)`.
+    public var sqlClause: SqlClause {
+        let buffer = built
+        return SqlClause("(\(buffer.sql))", buffer.arguments, .atom)
+    }
+}
+
+/// `INSERT`, from rows of values, a dictionary, or a query (patchwork's `ALSQLInsertStatement`):
+/// ```swift
+/// Insert(into: "students").or(.replace).columns("name", "age").values(["alex", 30]).values(["jim", 18])
+/// Insert(into: "students").values(["name": "Roger", "age": 34])
+/// Insert(into: "archive").select(Select().from("students").where("age".gt(30)))
+/// ```
+public struct Insert: SqlWriteStatement {
+    private let table: String
+    private var policy: ConflictPolicy?
+    private var columnNames: [String] = []
+    private var rows: [[SqlClause]] = []
+    private var query: Select?
+
+    public init(into table: String) {
+        self.table = table
+    }
+
+    /// `INSERT OR <policy>`.
+    public func or(_ policy: ConflictPolicy) -> Insert { with { $0.policy = policy } }
+
+    /// `INSERT OR REPLACE` when `replace` is true.
+    public func orReplace(_ replace: Bool = true) -> Insert { with { $0.policy = replace ? .replace : nil } }
+
+    public func columns(_ names: String...) -> Insert { with { $0.columnNames = names } }
+
+    public func columns(_ names: [String]) -> Insert { with { $0.columnNames = names } }
+
+    /// One row of values, in the order of `columns`; call again for more rows. Values are bound.
+    public func values(_ row: [DatabaseArgument]) -> Insert { with { $0.rows.append(row.map(SqlClause.operandValue)) } }
+
+    /// One row from a dictionary: its keys (in sorted order) are the columns.
+    public func values(_ row: [String: DatabaseArgument]) -> Insert {
+        let keys = row.keys.sorted()
+        return with {
+            $0.columnNames = keys
+            $0.rows = [keys.map { SqlClause.operandValue(row[$0] ?? nil) }]
+        }
+    }
+
+    /// `INSERT INTO table SELECT …`.
+    public func select(_ query: Select) -> Insert { with { $0.query = query } }
+
+    private func with(_ change: (inout Insert) -> Void) -> Insert {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    private var built: SqlBuffer {
+        var buffer = SqlBuffer()
+        buffer.append("INSERT")
+        if let policy { buffer.append(" OR \(policy.rawValue)") }
+        buffer.append(" INTO \(SqlIdentifier.render(table))")
+        if !columnNames.isEmpty { buffer.append(" (\(columnNames.map(SqlIdentifier.render).joined(separator: ", ")))") }
+        if let query {
+            buffer.append(" ")
+            buffer.append(SqlClause(query.sql, query.arguments, .atom))
+        } else if rows.isEmpty {
+            buffer.append(" DEFAULT VALUES")
+        } else {
+            buffer.append(" VALUES ")
+            for (i, row) in rows.enumerated() {
+                if i > 0 { buffer.append(", ") }
+                buffer.append("(")
+                buffer.append("", row)
+                buffer.append(")")
+            }
+        }
+        return buffer
+    }
+
+    public var sql: String { built.sql }
+    public var arguments: [DatabaseArgument] { built.arguments }
+}
+
+/// `UPDATE` (patchwork's `ALSQLUpdateStatement`):
+/// ```swift
+/// Update("students").set(["age": 30]).set("gender".eq("2")).where("name".eq("Roger"))
+/// // UPDATE students SET age = ?, gender = ? WHERE name = ?   [30, "2", "Roger"]
+/// ```
+public struct Update: SqlWriteStatement {
+    private let table: String
+    private var policy: ConflictPolicy?
+    private var assignments: [SqlClause] = []
+    private var condition: SqlClause?
+    private var orderings: [SqlClause] = []
+    private var limitCount: Int?
+    private var offsetCount: Int?
+
+    public init(_ table: String) {
+        self.table = table
+    }
+
+    public func or(_ policy: ConflictPolicy) -> Update { with { $0.policy = policy } }
+
+    public func orReplace(_ replace: Bool = true) -> Update { with { $0.policy = replace ? .replace : nil } }
+
+    /// `SET column = ?` for each entry (keys in sorted order).
+    public func set(_ values: [String: DatabaseArgument]) -> Update {
+        let assignments = values.keys.sorted().map { $0.eq(values[$0] ?? nil) }
+        return with { $0.assignments += assignments }
+    }
+
+    /// `SET` from `column = value` clauses: `.set("gender".eq("2"))`.
+    public func set(_ assignments: SqlClause...) -> Update { with { $0.assignments += assignments } }
+
+    public func set(_ assignments: [SqlClause]) -> Update { with { $0.assignments += assignments } }
+
+    public func `where`(_ condition: SqlClause) -> Update { with { $0.condition = $0.condition.map { $0.and(condition) } ?? condition } }
+
+    public func orderBy(_ terms: SqlExpression...) -> Update { with { $0.orderings += terms.map(\.sqlClause) } }
+
+    public func limit(_ count: Int) -> Update { with { $0.limitCount = count } }
+
+    public func offset(_ count: Int) -> Update { with { $0.offsetCount = count } }
+
+    private func with(_ change: (inout Update) -> Void) -> Update {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    private var built: SqlBuffer {
+        var buffer = SqlBuffer()
+        buffer.append("UPDATE")
+        if let policy { buffer.append(" OR \(policy.rawValue)") }
+        buffer.append(" \(SqlIdentifier.render(table))")
+        buffer.append(" SET ", assignments)
+        if let condition { buffer.append(" WHERE "); buffer.append(condition) }
+        buffer.append(" ORDER BY ", orderings)
+        if let limitCount { buffer.append(" LIMIT \(limitCount)") }
+        if let offsetCount { buffer.append(" OFFSET \(offsetCount)") }
+        return buffer
+    }
+
+    public var sql: String { built.sql }
+    public var arguments: [DatabaseArgument] { built.arguments }
+}
+
+/// `DELETE` (patchwork's `ALSQLDeleteStatement`):
+/// ```swift
+/// Delete(from: "students").where("name".suffixLike("lee")).orderBy("age".desc).limit(5)
+/// // DELETE FROM students WHERE name LIKE ? ORDER BY age DESC LIMIT 5   ["%lee"]
+/// ```
+/// ORDER BY and LIMIT on DELETE and UPDATE need SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT
+/// (Debian's and Ubuntu's are; Apple's is not): elsewhere such a statement throws SQLite's syntax error.
+public struct Delete: SqlWriteStatement {
+    private let table: String
+    private var condition: SqlClause?
+    private var orderings: [SqlClause] = []
+    private var limitCount: Int?
+    private var offsetCount: Int?
+
+    public init(from table: String) {
+        self.table = table
+    }
+
+    public func `where`(_ condition: SqlClause) -> Delete { with { $0.condition = $0.condition.map { $0.and(condition) } ?? condition } }
+
+    public func orderBy(_ terms: SqlExpression...) -> Delete { with { $0.orderings += terms.map(\.sqlClause) } }
+
+    public func limit(_ count: Int) -> Delete { with { $0.limitCount = count } }
+
+    public func offset(_ count: Int) -> Delete { with { $0.offsetCount = count } }
+
+    private func with(_ change: (inout Delete) -> Void) -> Delete {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+
+    private var built: SqlBuffer {
+        var buffer = SqlBuffer()
+        buffer.append("DELETE FROM \(SqlIdentifier.render(table))")
+        if let condition { buffer.append(" WHERE "); buffer.append(condition) }
+        buffer.append(" ORDER BY ", orderings)
+        if let limitCount { buffer.append(" LIMIT \(limitCount)") }
+        if let offsetCount { buffer.append(" OFFSET \(offsetCount)") }
+        return buffer
+    }
+
+    public var sql: String { built.sql }
+    public var arguments: [DatabaseArgument] { built.arguments }
+}
