@@ -8,9 +8,16 @@ let package = Package(
     products: [
         .library(name: "DicRecord", targets: ["DicRecord"]),
         .executable(name: "tour", targets: ["Tour"]),
+        .executable(name: "dicrecord", targets: ["dicrecord"]),
+        .executable(name: "multi-database", targets: ["MultiDatabase"]),
+        .executable(name: "custom-converter", targets: ["CustomConverter"]),
+        .executable(name: "migrations", targets: ["Migrations"]),
+        .executable(name: "relations", targets: ["Relations"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
@@ -31,6 +38,15 @@ let package = Package(
             path: "Sources/DicRecord"
         ),
         .executableTarget(name: "Tour", dependencies: ["DicRecord"], path: "Samples/Tour"),
+        .executableTarget(
+            name: "dicrecord",
+            dependencies: ["DicRecord", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Samples/dicrecord"
+        ),
+        .executableTarget(name: "MultiDatabase", dependencies: ["DicRecord"], path: "Samples/MultiDatabase"),
+        .executableTarget(name: "CustomConverter", dependencies: ["DicRecord"], path: "Samples/CustomConverter"),
+        .executableTarget(name: "Migrations", dependencies: ["DicRecord"], path: "Samples/Migrations"),
+        .executableTarget(name: "Relations", dependencies: ["DicRecord"], path: "Samples/Relations"),
         .testTarget(name: "DicRecordConvertersTests", dependencies: ["DicRecordConverters"]),
         // A child process for the crash-consistency and two-process tests (it is killed mid-write).
         .executableTarget(name: "CrashWriter", dependencies: ["DicRecord"], path: "Tests/CrashWriter"),
@@ -39,6 +55,7 @@ let package = Package(
             dependencies: [
                 "DicRecord",
                 "CrashWriter",
+                "dicrecord",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -1,0 +1,4 @@
+import DicRecord
+
+// Placeholder: filled in by the samples work.
+print("MultiDatabase")
