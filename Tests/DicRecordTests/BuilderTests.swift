@@ -293,3 +293,32 @@ final class BuilderStudent: Model {
         }
     }
 }
+
+/// The README's "Building SQL at run time" example, verbatim but for the setup it assumes.
+@Suite struct ReadmeBuilderTests {
+    private final class Student: Model {
+        @Column var name: String?
+        @Column var age: Int = 0
+        override class var tableName: String { "student" }
+    }
+
+    @Test func builderExampleRuns() throws {
+        try withDatabase { t in
+            t.context.register(Student.self)
+            try Db.update("insert into student (name, age) values ('alexa', 30), ('alex', 12), ('bob', 40)")
+
+            let adults = "age".gt(18).and("name".prefixLike("alex"))     // age > ? AND name LIKE ?   [18, "alex%"]
+            let query = Select("name", "age").from("student").where(adults).orderBy("age".desc).limit(10)
+            let rows = try Db.find(query)                                // query.sql, query.arguments
+            try Db.update(Update("student").set(["age": 20]).where("name".eq("张三")))
+            try Db.update(Insert(into: "student").values(["name": "李四", "age": 14]))
+            let older = try Student.dao.find(where: "age".gt(18), orderBy: "age".desc, limit: 10)
+
+            #expect(adults.sql == "age > ? AND name LIKE ?")
+            #expect(query.sql == "SELECT name, age FROM student WHERE age > ? AND name LIKE ? ORDER BY age DESC LIMIT 10")
+            #expect(rows.map { $0["name"] as String? } == ["alexa"])
+            #expect(older.map(\.name) == ["bob", "alexa"])
+            #expect(try Db.queryInt("select count(*) from student") == 4)
+        }
+    }
+}
