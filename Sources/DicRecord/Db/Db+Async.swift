@@ -60,7 +60,7 @@ extension Db {
 
     // MARK: Transactions
 
-    /// The async form of ``tx(_:)-…``: commits when `body` returns true, rolls back when it returns
+    /// The async form of `tx(_:)`: commits when `body` returns true, rolls back when it returns
     /// false or throws (and rethrows). Every call the task makes on this config while `body`
     /// runs joins the transaction; nested, it is a SAVEPOINT.
     /// ```swift

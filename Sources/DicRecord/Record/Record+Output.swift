@@ -29,7 +29,7 @@ extension Record: Equatable, CustomStringConvertible {
 
     /// A JSON object with the columns in order. Dates are ISO 8601 text, Data and BLOBs base64,
     /// other converted values are written as they are stored. A written value that has no
-    /// database form (NaN, a type without a converter) throws its ``ConversionError``, as saving would.
+    /// database form (NaN, a type without a converter) throws its `ConversionError`, as saving would.
     public func toJSON() throws -> String {
         // Such a value is held as NULL: written out, it would silently become `null`.
         if let error = firstEncodingError { throw error }

@@ -10,7 +10,7 @@ import Synchronization
 // as a kept conversion would.
 extension Record {
     /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
-    /// value that does not convert (``get(_:as:)`` says why).
+    /// value that does not convert (`get(_:as:)` says why).
     @inlinable
     public subscript<T>(dynamicMember column: String) -> T? {
         self[column]

@@ -16,7 +16,7 @@ public typealias DatabaseArgument = (any Sendable)?
 ///
 /// Fetching copies SQLite's values and converts nothing. The first typed read of a column
 /// converts it and keeps the result; reading never marks a column modified. Typed reads never
-/// crash: NULL, a missing column or a bad value give nil (``get(_:as:)`` throws with the reason).
+/// crash: NULL, a missing column or a bad value give nil (`get(_:as:)` throws with the reason).
 /// A record may be read and written from several threads.
 @dynamicMemberLookup
 public final class Record: Sendable {
@@ -377,7 +377,7 @@ public final class Record: Sendable {
 
     // MARK: Typed access
 
-    /// Reads `column` as `T`, throwing a ``ConversionError`` that names the column, the stored
+    /// Reads `column` as `T`, throwing a `ConversionError` that names the column, the stored
     /// value and `T` when the value does not convert, and ``DicRecordError`` when there is no such column.
     /// NULL reads as nil when `T` is an Optional and throws otherwise.
     public func get<T>(_ column: String, as type: T.Type = T.self) throws -> T {
