@@ -56,6 +56,7 @@ func run(in folder: URL) throws {
     main.register(Teacher.self, Student.self)
     try main.start()
     defer { main.stop() }
+    say("Two models, two tables: the reference is the INTEGER column teacher_id; @Children adds none.")
     print("  student table:", try Db.queryString("select sql from sqlite_master where name = 'student'") ?? "-")
 
     say("Assigning a teacher sets the student's teacher_id.")
