@@ -39,20 +39,9 @@ final class Pupil: Model {
 
 func say(_ text: String) { print("\n▸ " + text) }
 
-let arguments = CommandLine.arguments.dropFirst()
-let keep = arguments.first.map { URL(fileURLWithPath: $0) }
-let folder = keep ?? FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-tour-\(UUID().uuidString)")
-defer { if keep == nil { try? FileManager.default.removeItem(at: folder) } }
-
-do {
-    say("Two contexts: 'main' and 'backup', each its own SQLite file (folders are created).")
-    let main = try DbContext(path: folder.appendingPathComponent("db/database.sqlite").path)
-    let backup = try DbContext(path: folder.appendingPathComponent("db/backup.sqlite").path, configName: "backup")
-    try main.start()
-    try backup.start()
-    print("  main is", main.path)
-    print("  backup is", backup.path)
-
+/// The synchronous API, as plain threads and synchronous code use it. (In async code the
+/// compiler picks the `async` twins of the same calls: see `asyncTour()`.)
+func syncTour(folder: URL) throws {
     say("Converters: Date, URL, Color are built in; Money gets a converter of our own.")
     Converters.register(MoneyConverter())
     try Db.update("""
@@ -143,11 +132,49 @@ do {
     } catch {
         print("  \(error)")
     }
+}
 
-    backup.stop()
-    main.stop()
+/// The same API from async code: every call has an `async` twin that runs on DicRecord's own
+/// threads, so waiting for SQLite never blocks Swift's cooperative pool.
+func asyncTour() async throws {
+    say("Async: the same calls with await; an async transaction, and reads from concurrent tasks.")
+    let teens = try await Db.find("select * from student where age = ? limit 2", 15)
+    print("  two 15-year-olds:", teens.compactMap { $0.name as String? })
+    try await Db.tx { db in                    // every call of this task on "main" joins it
+        try await db.update("update student set age = age + 1 where age = ?", 19)
+        try await db.update("insert into student(name, age, teacher_id) values (?, ?, ?)", "新同学", 10, 1)
+        return true                            // commit; false or a throw rolls back
+    }
+    let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+        for age in [10, 19, 20] {
+            group.addTask { (age, try await Db.queryInt("select count(*) from student where age = ?", age) ?? 0) }
+        }
+        return try await group.reduce(into: [Int: Int]()) { $0[$1.0] = $1.1 }
+    }
+    print("  students aged 10, 19, 20 after the transaction:", [10, 19, 20].map { counts[$0] ?? 0 })
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+let keep = arguments.first.map { URL(fileURLWithPath: $0) }
+let folder = keep ?? FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-tour-\(UUID().uuidString)")
+
+do {
+    say("Two contexts: 'main' and 'backup', each its own SQLite file (folders are created).")
+    let main = try DbContext(path: folder.appendingPathComponent("db/database.sqlite").path)
+    let backup = try DbContext(path: folder.appendingPathComponent("db/backup.sqlite").path, configName: "backup")
+    try main.start()
+    try backup.start()
+    defer { backup.stop(); main.stop() }
+    print("  main is", main.path)
+    print("  backup is", backup.path)
+
+    try syncTour(folder: folder)
+    try await asyncTour()
     say("Done." + (keep != nil ? " The databases are in \(folder.path)/db." : ""))
+    print("  More samples: swift run multi-database | custom-converter | migrations | relations")
 } catch {
-    print("tour failed: \(error)")
+    FileHandle.standardError.write(Data("tour failed: \(error)\n".utf8))
+    if keep == nil { try? FileManager.default.removeItem(at: folder) }
     exit(1)
 }
+if keep == nil { try? FileManager.default.removeItem(at: folder) }
