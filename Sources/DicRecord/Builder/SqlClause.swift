@@ -90,6 +90,9 @@ public protocol SqlExpression: Sendable {
 
 extension String: SqlExpression {
     /// The column this string names: `"age"` → `age`, `"order"` → `"order"`, `"t.*"` → `t.*`.
+    /// ```swift
+    /// "order".sqlClause.sql   // "\"order\""
+    /// ```
     public var sqlClause: SqlClause { .column(self) }
 }
 
