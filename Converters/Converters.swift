@@ -12,6 +12,9 @@ import Synchronization
 /// ```
 public final class Converters: Sendable {
     /// The global registry.
+    /// ```swift
+    /// let storage = Converters.shared.storageType(for: Date.self)   // .real
+    /// ```
     public static let shared = Converters(parent: nil, converters: BuiltInConverters.all)
 
     private let parent: Converters?
@@ -32,6 +35,10 @@ public final class Converters: Sendable {
     @usableFromInline package static let anyReplacesFastPathType = Atomic<Bool>(false)
 
     /// A registry whose own converters win and which asks `parent` (the global registry by default) otherwise.
+    /// ```swift
+    /// let local = Converters()
+    /// local.register(MoneyConverter())   // Converters.shared is unchanged
+    /// ```
     public convenience init(parent: Converters = .shared) {
         self.init(parent: parent, converters: [:])
     }
@@ -44,11 +51,17 @@ public final class Converters: Sendable {
     }
 
     /// Registers `converter` in the global registry, replacing any earlier converter for the same type.
+    /// ```swift
+    /// Converters.register(MoneyConverter())
+    /// ```
     public static func register<C: TypeConverter>(_ converter: C) {
         shared.register(converter)
     }
 
     /// Registers `converter` in this registry, replacing any earlier converter for the same type here.
+    /// ```swift
+    /// context.converters.register(MoneyConverter())
+    /// ```
     public func register<C: TypeConverter>(_ converter: C) {
         let key = ObjectIdentifier(C.Value.self)
         let erased = AnyTypeConverter(converter)
@@ -66,6 +79,9 @@ public final class Converters: Sendable {
     }
 
     /// The converter for `type` (an `Optional` is looked up by its wrapped type), or nil.
+    /// ```swift
+    /// let converter = Converters.shared.converter(for: Int?.self)   // the Int converter
+    /// ```
     public func converter(for type: Any.Type) -> AnyTypeConverter? {
         if let found = registered(ObjectIdentifier(type)) { return found }
         if let optional = type as? any OptionalMarker.Type {
@@ -81,6 +97,9 @@ public final class Converters: Sendable {
     }
 
     /// The column type for `type`, or nil when no converter is registered.
+    /// ```swift
+    /// Converters.shared.storageType(for: Bool.self)   // .integer
+    /// ```
     public func storageType(for type: Any.Type) -> StorageType? {
         converter(for: type)?.storageType
     }
@@ -99,6 +118,9 @@ public final class Converters: Sendable {
 
     /// Encodes any value: nil and `Optional.none` give NULL, a `DatabaseValue` passes through,
     /// anything else goes through the converter registered for its runtime type.
+    /// ```swift
+    /// let value = try Converters.shared.encode(Date(timeIntervalSince1970: 0))   // .real(0.0)
+    /// ```
     public func encode(_ value: Any?) throws -> DatabaseValue {
         guard let value else { return .null }
         return try encodeOpened(value)
@@ -135,6 +157,10 @@ public final class Converters: Sendable {
     }
 
     /// Decodes `value` to `T`. NULL decodes to nil when `T` is an Optional and throws otherwise.
+    /// ```swift
+    /// let born = try Converters.shared.decode(.real(0), as: Date.self)
+    /// let nick = try Converters.shared.decode(.null, as: String?.self)   // nil
+    /// ```
     public func decode<T>(_ value: DatabaseValue, as type: T.Type = T.self) throws -> T {
         if fastPathEnabled, let fast = try FastPath.decode(value, as: T.self) { return fast }
         if T.self == DatabaseValue.self { return unsafeBitCast(value, to: T.self) }

@@ -16,21 +16,46 @@
 /// Converters.register(MoneyConverter())
 /// ```
 public protocol TypeConverter: Sendable {
+    /// The Swift type this converter handles.
+    /// ```swift
+    /// struct MoneyConverter: TypeConverter { typealias Value = Money; … }
+    /// ```
     associatedtype Value
     /// The column type used in `CREATE TABLE` / `ALTER TABLE`.
+    /// ```swift
+    /// var storageType: StorageType { .integer }
+    /// ```
     var storageType: StorageType { get }
     /// Swift value to SQLite value. Throw ``ConversionError`` for a value that cannot be stored.
+    /// ```swift
+    /// func encode(_ value: Money) throws -> DatabaseValue { .integer(value.cents) }
+    /// ```
     func encode(_ value: Value) throws -> DatabaseValue
     /// SQLite value to Swift value. Never called with `.null`.
+    /// ```swift
+    /// func decode(_ value: DatabaseValue) throws -> Money {
+    ///     guard case .integer(let cents) = value else { throw ConversionError.cannotDecode(value, to: Money.self, "expected cents") }
+    ///     return Money(cents: cents)
+    /// }
+    /// ```
     func decode(_ value: DatabaseValue) throws -> Value
 }
 
 /// A converter with its `Value` type erased, as the registry keeps it. A class, so that handing
 /// one out of the registry costs one retain.
+/// ```swift
+/// let converter = Converters.shared.converter(for: Date.self)
+/// ```
 public final class AnyTypeConverter: Sendable {
     /// The column type of the converted type.
+    /// ```swift
+    /// Converters.shared.converter(for: Date.self)?.storageType   // .real
+    /// ```
     public let storageType: StorageType
     /// The converted Swift type's name, for messages.
+    /// ```swift
+    /// Converters.shared.converter(for: Date.self)?.typeName      // "Foundation.Date"
+    /// ```
     public let typeName: String
     private let base: any TypeConverter
 
@@ -41,11 +66,17 @@ public final class AnyTypeConverter: Sendable {
     }
 
     /// Encodes a value of the converter's type.
+    /// ```swift
+    /// let value = try Converters.shared.converter(for: UUID.self)?.encode(UUID())   // .text("…")
+    /// ```
     public func encode(_ value: Any) throws -> DatabaseValue {
         try Self.encode(value, with: base)
     }
 
     /// Decodes a non-NULL value to the converter's type.
+    /// ```swift
+    /// let date = try Converters.shared.converter(for: Date.self)?.decode(.real(0)) as? Date
+    /// ```
     public func decode(_ value: DatabaseValue) throws -> Any {
         try base.decode(value)
     }

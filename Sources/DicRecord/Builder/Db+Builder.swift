@@ -2,53 +2,83 @@ import Foundation
 
 // Running built statements: `try Db.find(select)`, `try Db.update(insert)`, and their async twins.
 extension Db {
-    /// The rows of a built query: `try db.find(Select().from("students").where("age".gt(18)))`.
+    /// The rows of a built query; an empty array when nothing matches.
+    /// ```swift
+    /// let teens = try Db.use("backup").find(Select().from("student").where("age".gt(12)))
+    /// ```
     public func find(_ query: Select) throws -> [Record] {
         try findRecords(query.sql, .positional(query.arguments))
     }
 
     /// The first row of a built query, or nil.
+    /// ```swift
+    /// let jack = try Db.main.findFirst(Select().from("student").where("name".eq("Jack")))
+    /// ```
     public func findFirst(_ query: Select) throws -> Record? {
         try findFirstRecord(query.sql, .positional(query.arguments))
     }
 
-    /// Streams the rows of a built query (see `each(_:_:body:)`).
+    /// Streams the rows of a built query in constant memory (see `each(_:_:body:)`); return false to stop.
+    /// ```swift
+    /// try Db.main.each(Select().from("student").orderBy("id")) { student in print(student.name as Any); return true }
+    /// ```
     public func each(_ query: Select, body: (Record) throws -> Bool) throws {
         try eachRecord(query.sql, .positional(query.arguments), body)
     }
 
-    /// The single column of a built query.
+    /// The single column of a built query as `T` (nil for NULL); more than one column throws.
+    /// ```swift
+    /// let names = try Db.main.query(Select("name").from("student"), as: String.self)
+    /// ```
     public func query<T>(_ query: Select, as type: T.Type) throws -> [T?] {
         try queryValues(query.sql, .positional(query.arguments), as: T.self, limit: nil)
     }
 
-    /// The single value of a built query, or nil.
+    /// The single value of a built query as `T`; nil when there is no row or it is NULL.
+    /// ```swift
+    /// let oldest = try Db.main.queryFirst(Select(SQL.max("age")).from("student"), as: Int.self)
+    /// ```
     public func queryFirst<T>(_ query: Select, as type: T.Type) throws -> T? {
         try queryValues(query.sql, .positional(query.arguments), as: T.self, limit: 1).first ?? nil
     }
 
     /// Runs a built INSERT, UPDATE or DELETE; returns the rows changed.
+    /// ```swift
+    /// let changed = try Db.main.update(Update("student").set(["age": 14]).where("id".eq(15)))
+    /// ```
     @discardableResult
     public func update(_ statement: some SqlWriteStatement) throws -> Int {
         try updateRows(statement.sql, .positional(statement.arguments))
     }
 
     /// The async form of `find(_:)` for a built query.
+    /// ```swift
+    /// let teens = try await Db.main.find(Select().from("student").where("age".gt(12)))
+    /// ```
     public func find(_ query: Select) async throws -> [Record] {
         try await runAsync { try $0.find(query) }
     }
 
     /// The async form of `findFirst(_:)` for a built query.
+    /// ```swift
+    /// let jack = try await Db.main.findFirst(Select().from("student").where("name".eq("Jack")))
+    /// ```
     public func findFirst(_ query: Select) async throws -> Record? {
         try await runAsync { try $0.findFirst(query) }
     }
 
     /// The async form of `query(_:as:)` for a built query.
+    /// ```swift
+    /// let names = try await Db.main.query(Select("name").from("student"), as: String.self)
+    /// ```
     public func query<T: Sendable>(_ query: Select, as type: T.Type) async throws -> [T?] {
         try await runAsync { try $0.query(query, as: T.self) }
     }
 
     /// The async form of `update(_:)` for a built statement.
+    /// ```swift
+    /// try await Db.main.update(Delete(from: "student").where("age".lt(6)))
+    /// ```
     @discardableResult
     public func update(_ statement: some SqlWriteStatement) async throws -> Int {
         try await runAsync { try $0.update(statement) }
@@ -56,15 +86,51 @@ extension Db {
 
     // Static shortcuts on main.
 
+    /// The rows of a built query, on the main config.
+    /// ```swift
+    /// let teens = try Db.find(Select().from("student").where("age".gt(12)))
+    /// ```
     public static func find(_ query: Select) throws -> [Record] { try Db.main.find(query) }
+    /// The first row of a built query, or nil, on the main config.
+    /// ```swift
+    /// let jack = try Db.findFirst(Select().from("student").where("name".eq("Jack")))
+    /// ```
     public static func findFirst(_ query: Select) throws -> Record? { try Db.main.findFirst(query) }
+    /// Streams the rows of a built query on the main config; return false to stop.
+    /// ```swift
+    /// try Db.each(Select().from("student")) { student in print(student.name as Any); return true }
+    /// ```
     public static func each(_ query: Select, body: (Record) throws -> Bool) throws { try Db.main.each(query, body: body) }
+    /// The single column of a built query as `T`, on the main config.
+    /// ```swift
+    /// let names = try Db.query(Select("name").from("student"), as: String.self)
+    /// ```
     public static func query<T>(_ query: Select, as type: T.Type) throws -> [T?] { try Db.main.query(query, as: T.self) }
+    /// The single value of a built query as `T`, or nil, on the main config.
+    /// ```swift
+    /// let count = try Db.queryFirst(Select(SQL.count()).from("student"), as: Int.self)
+    /// ```
     public static func queryFirst<T>(_ query: Select, as type: T.Type) throws -> T? { try Db.main.queryFirst(query, as: T.self) }
+    /// Runs a built INSERT, UPDATE or DELETE on the main config; returns the rows changed.
+    /// ```swift
+    /// try Db.update(Insert(into: "student").values(["name": "Jack", "age": 14]))
+    /// ```
     @discardableResult
     public static func update(_ statement: some SqlWriteStatement) throws -> Int { try Db.main.update(statement) }
+    /// The async form of `Db.find(_:)` for a built query, on the main config.
+    /// ```swift
+    /// let teens = try await Db.find(Select().from("student").where("age".gt(12)))
+    /// ```
     public static func find(_ query: Select) async throws -> [Record] { try await Db.main.find(query) }
+    /// The async form of `Db.findFirst(_:)` for a built query, on the main config.
+    /// ```swift
+    /// let jack = try await Db.findFirst(Select().from("student").where("name".eq("Jack")))
+    /// ```
     public static func findFirst(_ query: Select) async throws -> Record? { try await Db.main.findFirst(query) }
+    /// The async form of `Db.update(_:)` for a built statement, on the main config.
+    /// ```swift
+    /// try await Db.update(Update("student").set(["age": 14]).where("id".eq(15)))
+    /// ```
     @discardableResult
     public static func update(_ statement: some SqlWriteStatement) async throws -> Int { try await Db.main.update(statement) }
 }
@@ -72,22 +138,34 @@ extension Db {
 // Built conditions on a model's table: `Student.dao.find(where: "age".gt(18), orderBy: "age".desc, limit: 10)`.
 extension Dao {
     /// The models of a built query over the model's table (extra columns are kept).
+    /// ```swift
+    /// let teens = try Student.dao.find(Select().from("student").where("age".gt(12)).limit(10))
+    /// ```
     public func find(_ query: Select) throws -> [M] {
         try findModels(query.sql, .positional(query.arguments))
     }
 
-    /// The models matching `condition` (all without one), in `orderBy` order.
+    /// The models matching `condition` (all without one), in `orderBy` order, with an optional limit and offset.
+    /// ```swift
+    /// let oldest = try Student.dao.find(where: "age".gt(18), orderBy: "age".desc, limit: 10)
+    /// ```
     public func find(where condition: SqlClause? = nil, orderBy: SqlExpression..., limit: Int? = nil, offset: Int? = nil) throws -> [M] {
         try find(select(condition, orderBy, limit, offset))
     }
 
     /// The first model matching `condition`, in `orderBy` order, or nil.
+    /// ```swift
+    /// let youngest = try Student.dao.findFirst(where: "age".gt(12), orderBy: "age")
+    /// ```
     public func findFirst(where condition: SqlClause? = nil, orderBy: SqlExpression...) throws -> M? {
         let query = try select(condition, orderBy, 1, nil)
         return try findFirstModel(query.sql, .positional(query.arguments))
     }
 
-    /// Rows matching `condition`.
+    /// The number of rows matching `condition`.
+    /// ```swift
+    /// let teens = try Student.dao.count(where: "age".between(13, 19))
+    /// ```
     public func count(where condition: SqlClause) throws -> Int {
         let schema = try target().schema
         let query = Select(SQL.count()).from(schema.tableName).where(condition)
@@ -95,6 +173,9 @@ extension Dao {
     }
 
     /// Deletes the rows matching `condition`; returns how many.
+    /// ```swift
+    /// try Student.dao.delete(where: "name".eq("张三"))
+    /// ```
     @discardableResult
     public func delete(where condition: SqlClause) throws -> Int {
         let (db, schema) = try target()
@@ -110,21 +191,33 @@ extension Dao {
     }
 
     /// The async form of `find(_:)` for a built query.
+    /// ```swift
+    /// let teens = try await Student.dao.find(Select().from("student").where("age".gt(12)))
+    /// ```
     public func find(_ query: Select) async throws -> sending [M] {
         try await runAsync { try $0.find(query) }
     }
 
     /// The async form of `find(where:orderBy:limit:offset:)`.
+    /// ```swift
+    /// let oldest = try await Student.dao.find(where: "age".gt(18), orderBy: "age".desc, limit: 10)
+    /// ```
     public func find(where condition: SqlClause? = nil, orderBy: SqlExpression..., limit: Int? = nil, offset: Int? = nil) async throws -> sending [M] {
         try await runAsync { dao in try dao.find(dao.select(condition, orderBy, limit, offset)) }
     }
 
     /// The async form of `count(where:)`.
+    /// ```swift
+    /// let teens = try await Student.dao.count(where: "age".between(13, 19))
+    /// ```
     public func count(where condition: SqlClause) async throws -> Int {
         try await runAsync { try $0.count(where: condition) }
     }
 
     /// The async form of `delete(where:)`.
+    /// ```swift
+    /// try await Student.dao.delete(where: "name".eq("张三"))
+    /// ```
     @discardableResult
     public func delete(where condition: SqlClause) async throws -> Int {
         try await runAsync { try $0.delete(where: condition) }

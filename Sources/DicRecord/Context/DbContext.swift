@@ -17,11 +17,24 @@ import Synchronization
 /// and the static `Db` methods use. Starting a second context under a name in use throws.
 public final class DbContext: Sendable {
     /// The config name (compared case-insensitively).
+    /// ```swift
+    /// try DbContext(path: "db/backup.sqlite", configName: "backup").configName   // "backup"
+    /// ```
     public let configName: String
     /// The database file, or `:memory:`.
+    /// ```swift
+    /// try DbContext.inMemory(configName: "scratch").path   // ":memory:"
+    /// ```
     public let path: String
+    /// The options the context was made with.
+    /// ```swift
+    /// if context.options.readonly { print("read-only") }
+    /// ```
     public let options: Options
     /// This context's converters: registrations here win over the global ones in this context.
+    /// ```swift
+    /// main.converters.register(MoneyConverter())
+    /// ```
     public let converters: Converters
     let tracer: SqlTracer
     private let isMemory: Bool
@@ -44,6 +57,11 @@ public final class DbContext: Sendable {
     }
 
     /// A context for the file at `path` (its folder is created at start unless readonly).
+    /// Throws when the path or the config name is empty.
+    /// ```swift
+    /// let main = try DbContext(path: "db/database.sqlite")
+    /// let backup = try DbContext(path: "db/backup.sqlite", configName: "backup")
+    /// ```
     public init(path: String, configName: String = "main", options: Options = Options()) throws {
         guard !path.isEmpty else {
             throw DicRecordError(.invalidArgument, "the database path is empty", configName: configName)
@@ -60,17 +78,27 @@ public final class DbContext: Sendable {
     }
 
     /// A context on a private in-memory database, alive until `stop()`.
+    /// ```swift
+    /// let scratch = try DbContext.inMemory(configName: "scratch")
+    /// try scratch.start()
+    /// ```
     public static func inMemory(configName: String = "main", options: Options = Options()) throws -> DbContext {
         try DbContext(path: ":memory:", configName: configName, options: options)
     }
 
     /// Logs every statement (SQL, arguments, duration) through swift-log, label `DicRecord.SQL`.
+    /// ```swift
+    /// main.showSql = true
+    /// ```
     public var showSql: Bool {
         get { tracer.showSql }
         set { tracer.showSql = newValue }
     }
 
     /// Registers a converter for this context only; it wins over the global one here.
+    /// ```swift
+    /// main.register(converter: MoneyConverter())
+    /// ```
     public func register<C: TypeConverter>(converter: C) {
         converters.register(converter)
     }
@@ -141,6 +169,9 @@ public final class DbContext: Sendable {
     }
 
     /// Whether the context is started.
+    /// ```swift
+    /// if !main.isStarted { try main.start() }
+    /// ```
     public var isStarted: Bool { running.withLock { $0 != nil } }
 
     /// Opens the database, registers the context under its config name, runs the database
@@ -148,6 +179,11 @@ public final class DbContext: Sendable {
     ///
     /// Throws when a migration or the schema work fails (nothing of the schema work is kept), when the name is in use, when the file cannot be opened or is not a database,
     /// and, for a readonly context, when the file does not exist (it is never created).
+    /// ```swift
+    /// let main = try DbContext(path: "db/database.sqlite")
+    /// main.register(Student.self)
+    /// try main.start()
+    /// ```
     public func start() throws {
         guard !isStarted else {
             throw DicRecordError(.duplicateConfig, "config '\(configName)' is already started", configName: configName)
@@ -176,6 +212,10 @@ public final class DbContext: Sendable {
     }
 
     /// Closes the connections and frees the config name; the context can be started again.
+    /// ```swift
+    /// main.stop()
+    /// try main.start()     // the same context, opened again
+    /// ```
     public func stop() {
         let stopped = running.withLock { running -> Running? in
             defer { running = nil }
@@ -258,40 +298,85 @@ public final class DbContext: Sendable {
 
 extension DbContext {
     /// How a context opens and uses its database.
+    /// ```swift
+    /// var options = DbContext.Options(); options.readonly = true
+    /// try DbContext(path: "db/database.sqlite", configName: "ro", options: options).start()
+    /// ```
     public struct Options: Sendable {
         /// Open for reading only: writes throw, and a missing file is an error (never created).
+        /// ```swift
+        /// options.readonly = true
+        /// ```
         public var readonly = false
         /// The journal mode for files (in-memory databases ignore it). WAL lets reads run beside a write.
+        /// ```swift
+        /// options.journalMode = .delete
+        /// ```
         public var journalMode: JournalMode = .wal
         /// Seconds a statement waits for a lock held by another connection or process,
         /// and a thread waits for this context's writer, before failing with "database is locked".
+        /// ```swift
+        /// options.busyTimeout = 30
+        /// ```
         public var busyTimeout: Double = 5
         /// Reader connections beside the writer, in WAL mode (readonly contexts: readers only).
+        /// ```swift
+        /// options.readerCount = 8
+        /// ```
         public var readerCount = 4
         /// `PRAGMA foreign_keys = ON` on every connection.
+        /// ```swift
+        /// options.foreignKeys = false
+        /// ```
         public var foreignKeys = true
         /// Prepared statements kept per connection, by SQL text.
+        /// ```swift
+        /// options.statementCacheSize = 256
+        /// ```
         public var statementCacheSize = 64
         /// Called once for every connection the context opens, after DicRecord's own setup.
+        /// ```swift
+        /// options.onOpen = { connection in try connection.execute("pragma cache_size = -16000") }
+        /// ```
         public var onOpen: (@Sendable (Connection) throws -> Void)?
         /// Called after every statement with its SQL, arguments and duration (tests, metrics).
+        /// ```swift
+        /// options.onSql = { trace in print(trace.sql, trace.duration) }
+        /// ```
         public var onSql: (@Sendable (SqlTrace) -> Void)?
 
+        /// Default options: WAL, read-write, 5 s busy timeout, 4 readers, foreign keys on.
+        /// ```swift
+        /// var options = DbContext.Options()
+        /// ```
         public init() {}
     }
 
     /// SQLite's journal modes. See <https://www.sqlite.org/pragma.html#pragma_journal_mode>.
+    /// ```swift
+    /// options.journalMode = .truncate
+    /// ```
     public enum JournalMode: String, Sendable {
+        /// The modes, one per value of `PRAGMA journal_mode`: `.wal`, `.delete`, `.truncate`, `.persist`, `.memory`, `.off`.
+        /// ```swift
+        /// options.journalMode = .wal
+        /// ```
         case wal = "WAL", delete = "DELETE", truncate = "TRUNCATE", persist = "PERSIST", memory = "MEMORY", off = "OFF"
     }
 
     /// Runs `body` with a registry of contexts of its own: contexts started inside are invisible
     /// outside, and `Db.main` inside is the scope's main. Meant for tests that run in parallel.
+    /// ```swift
+    /// try DbContext.withIsolatedRegistry { try DbContext.inMemory().start(); try Db.update("create table t(a)") }
+    /// ```
     public static func withIsolatedRegistry<T>(_ body: () throws -> T) rethrows -> T {
         try ContextRegistry.$scoped.withValue(ContextRegistry(), operation: body)
     }
 
-    /// The async form of ``withIsolatedRegistry(_:)``.
+    /// The async form of `withIsolatedRegistry(_:)`: contexts started in `body` are visible only inside it.
+    /// ```swift
+    /// try await DbContext.withIsolatedRegistry { try DbContext.inMemory().start(); try await Db.update("create table t(a)") }
+    /// ```
     public static func withIsolatedRegistry<T>(_ body: () async throws -> T) async rethrows -> T {
         try await ContextRegistry.$scoped.withValue(ContextRegistry(), operation: body)
     }

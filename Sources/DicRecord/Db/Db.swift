@@ -17,6 +17,9 @@ import CSQLite
 /// the connection that call holds: it never waits for itself.
 public struct Db: Sendable {
     /// The config name this handle was made for; nil means "main, whichever it is at call time".
+    /// ```swift
+    /// Db.use("backup").configName   // "backup"
+    /// ```
     public let configName: String?
     private let registry: ContextRegistry
 
@@ -35,21 +38,35 @@ public struct Db: Sendable {
         self.known = context
     }
 
-    /// The main config's handle.
+    /// The main config's handle: the config named "main", or else the first one started. It is
+    /// resolved at each call, so it follows a restart of main.
+    /// ```swift
+    /// let students = try Db.main.find("select * from student")
+    /// ```
     public static var main: Db { Db(configName: nil, registry: .active) }
 
     /// The handle of config `configName` (nil or "" means main). An unknown name throws at
     /// first use, listing the known names.
+    /// ```swift
+    /// let teachers = try Db.use("backup").findAll("teacher")
+    /// ```
     public static func use(_ configName: String?) -> Db {
         Db(configName: configName, registry: .active)
     }
 
-    /// The handle of config `configName` (nil or "" means main).
+    /// The handle of config `configName` (nil or "" means main), looked up in the same registry as this handle.
+    /// ```swift
+    /// let backup = Db.main.use("backup")
+    /// ```
     public func use(_ configName: String?) -> Db {
         Db(configName: configName, registry: registry)
     }
 
-    /// The context behind this handle.
+    /// The context behind this handle; throws when its config is not started.
+    /// ```swift
+    /// let context = try Db.use("backup").context()
+    /// context.showSql = true
+    /// ```
     public func context() throws -> DbContext {
         try known ?? registry.context(named: configName)
     }

@@ -23,25 +23,39 @@ public struct Column<Value>: ModelField {
 
     // Inlinable so that a model's init builds its columns without generic metadata lookups.
 
-    /// A nullable column: `@Column var name: String?`.
+    /// A nullable column, NULL until it is set.
+    /// ```swift
+    /// @Column var name: String?
+    /// ```
     @inlinable
     public init() where Value: ExpressibleByNilLiteral {
         initialValue = nil
     }
 
-    /// A column with an initial value: `@Column var age: Int = 10` (NOT NULL DEFAULT 10).
+    /// A column with an initial value: NOT NULL, with the value as its DEFAULT.
+    /// ```swift
+    /// @Column var age: Int = 10
+    /// ```
     @inlinable
     public init(wrappedValue: Value) {
         initialValue = wrappedValue
     }
 
+    /// Unavailable: `@Column` works only on properties of a `Model`, which read and write the model's record.
+    /// ```swift
+    /// @Column var name: String?     // inside `final class Student: Model { … }`
+    /// ```
     @available(*, unavailable, message: "@Column is only available on properties of a Model")
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         set { fatalError("unavailable") }
     }
 
-    /// Reads and writes go to the model's record.
+    /// Reads and writes of the property, which go to the model's record (through the converters).
+    /// ```swift
+    /// student.name = "张三"           // marks "name" modified
+    /// let age = student.age
+    /// ```
     @inlinable
     public static subscript<M: Model>(_enclosingInstance model: M,
                                       wrapped wrappedKeyPath: ReferenceWritableKeyPath<M, Value>,

@@ -12,27 +12,44 @@ extension Dao {
         try aggregate(column, "count", condition, args, as: Int.self) ?? 0
     }
 
-    /// The largest value of `column`, nil on no rows: `let oldest: Int? = try Student.dao.max("age")`.
+    /// The largest value of `column` among the rows matching `condition`, as `T`; nil on no rows.
+    /// An unknown column throws.
+    /// ```swift
+    /// let oldest: Int? = try Student.dao.max("age")
+    /// let oldestTeen = try Student.dao.max("age", where: "age < ?", 20, as: Int.self)
+    /// ```
     public func max<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
         try aggregate(column, "max", condition, args, as: T.self)
     }
 
-    /// The smallest value of `column`, nil on no rows.
+    /// The smallest value of `column` among the rows matching `condition`, as `T`; nil on no rows.
+    /// ```swift
+    /// let firstBorn: Date? = try Student.dao.min("born")
+    /// ```
     public func min<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
         try aggregate(column, "min", condition, args, as: T.self)
     }
 
-    /// SQLite's `sum`: nil on no rows, an integer sum for integer columns.
+    /// SQLite's `sum` of `column` as `T`: nil on no rows, an integer sum for integer columns.
+    /// ```swift
+    /// let ages: Int? = try Student.dao.sum("age", where: "class_id = ?", 3)
+    /// ```
     public func sum<T>(_ column: String, where condition: String = "", _ args: DatabaseArgument..., as type: T.Type = T.self) throws -> T? {
         try aggregate(column, "sum", condition, args, as: T.self)
     }
 
-    /// SQLite's `total`: the sum as a Double, 0.0 on no rows.
+    /// SQLite's `total` of `column`: the sum as a Double, 0.0 on no rows.
+    /// ```swift
+    /// let total = try Student.dao.total("age")
+    /// ```
     public func total(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Double {
         try aggregate(column, "total", condition, args, as: Double.self) ?? 0
     }
 
-    /// The average of `column`, nil on no rows.
+    /// The average of `column` among the rows matching `condition`; nil on no rows.
+    /// ```swift
+    /// let averageAge = try Student.dao.avg("age", where: "class_id = ?", 3)
+    /// ```
     public func avg(_ column: String, where condition: String = "", _ args: DatabaseArgument...) throws -> Double? {
         try aggregate(column, "avg", condition, args, as: Double.self)
     }

@@ -13,44 +13,71 @@ import Foundation
 /// config it is registered with. Models found through a bound dao remember its config.
 public struct Dao<M: Model>: Sendable {
     /// The config this dao is bound to; nil means the model's default config.
+    /// ```swift
+    /// Student.dao.use("backup").configName   // "backup"
+    /// ```
     public let configName: String?
 
     init(configName: String?) {
         self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// A dao bound to config `configName`.
+    /// A dao of the same model bound to config `configName` (nil: the model's default); this dao is unchanged.
+    /// ```swift
+    /// let old = try Student.dao.use("backup").findById(1)
+    /// ```
     public func use(_ configName: String?) -> Dao<M> {
         Dao(configName: configName)
     }
 
     // MARK: Finding
 
-    /// The models of any query over the model's table (extra columns, from a join, are kept).
+    /// The models of any query over the model's table (extra columns, from a join, are kept and
+    /// readable by subscript); an empty array when nothing matches.
+    /// ```swift
+    /// let students = try Student.dao.find("select s.*, t.name t_name from student s join teacher t on s.teacher_id = t.id where s.age > ?", 12)
+    /// ```
     public func find(_ sql: String, _ args: DatabaseArgument...) throws -> [M] {
         try findModels(sql, .positional(args))
     }
 
+    /// The models of a query, with the arguments given as an array.
+    /// ```swift
+    /// let students = try Student.dao.find("select * from student where age > ?", arguments: [12])
+    /// ```
     public func find(_ sql: String, arguments: [DatabaseArgument]) throws -> [M] {
         try findModels(sql, .positional(arguments))
     }
 
-    /// The first model of `sql`, or nil.
+    /// The first model of `sql`, or nil when there is no row.
+    /// ```swift
+    /// let jack = try Student.dao.findFirst("select * from student where name = ?", "Jack")
+    /// ```
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) throws -> M? {
         try findFirstModel(sql, .positional(args))
     }
 
+    /// The first model of `sql`, or nil, with the arguments given as an array.
+    /// ```swift
+    /// let jack = try Student.dao.findFirst("select * from student where name = ?", arguments: ["Jack"])
+    /// ```
     public func findFirst(_ sql: String, arguments: [DatabaseArgument]) throws -> M? {
         try findFirstModel(sql, .positional(arguments))
     }
 
-    /// Every row of the table.
+    /// Every row of the table, as models.
+    /// ```swift
+    /// let everyone = try Student.dao.findAll()
+    /// ```
     public func findAll() throws -> [M] {
         let schema = try target().schema
         return try findModels("SELECT * FROM \(SqlText.quote(schema.tableName))", .none)
     }
 
-    /// The model whose key is `id`, or nil.
+    /// The model whose key is `id`, or nil; a model with a composite key throws (use `findByIds`).
+    /// ```swift
+    /// let student = try Student.dao.findById(15)
+    /// ```
     public func findById(_ id: DatabaseArgument) throws -> M? {
         let (db, schema) = try target()
         try requireSingleKey(schema, "findById")
@@ -58,7 +85,10 @@ public struct Dao<M: Model>: Sendable {
         return make(record, schema: schema, map: nil)
     }
 
-    /// The model whose key is `id`, with only `loadColumns` read: `findById(1, loadColumns: "id, name")`.
+    /// The model whose key is `id`, with only `loadColumns` read, or nil.
+    /// ```swift
+    /// let student = try Student.dao.findById(15, loadColumns: "id, name")
+    /// ```
     public func findById(_ id: DatabaseArgument, loadColumns: String) throws -> M? {
         let (db, schema) = try target()
         try requireSingleKey(schema, "findById")
@@ -66,7 +96,10 @@ public struct Dao<M: Model>: Sendable {
         return make(record, schema: schema, map: nil)
     }
 
-    /// The model with a composite key, values in the order of `primaryKey`.
+    /// The model with a composite key, values in the order of the model's `primaryKey`, or nil.
+    /// ```swift
+    /// let enrollment = try Enrollment.dao.findByIds(1, 7)   // primaryKey "student_id, course_id"
+    /// ```
     public func findByIds(_ ids: DatabaseArgument...) throws -> M? {
         try findByKeyValues(ids)
     }
@@ -77,21 +110,34 @@ public struct Dao<M: Model>: Sendable {
         return make(record, schema: schema, map: nil)
     }
 
-    /// `SELECT * FROM <table> WHERE <condition>`.
+    /// The models matching `condition`: `SELECT * FROM <table> WHERE <condition>` (every row when it is empty).
+    /// ```swift
+    /// let teens = try Student.dao.findByCondition("age between ? and ? order by name", 13, 19)
+    /// ```
     public func findByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> [M] {
         try find(condition: condition, .positional(args))
     }
 
+    /// The models matching `condition`, with the arguments given as an array.
+    /// ```swift
+    /// let teens = try Student.dao.findByCondition("age > ?", arguments: [12])
+    /// ```
     public func findByCondition(_ condition: String, arguments: [DatabaseArgument]) throws -> [M] {
         try find(condition: condition, .positional(arguments))
     }
 
     /// The first model matching `condition`, or nil.
+    /// ```swift
+    /// let youngest = try Student.dao.findFirstByCondition("age > ? order by age", 12)
+    /// ```
     public func findFirstByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> M? {
         try findFirst(condition: condition, .positional(args))
     }
 
-    /// Rows matching `condition`.
+    /// The number of rows matching `condition` (all rows when it is empty).
+    /// ```swift
+    /// let teens = try Student.dao.countByCondition("age > ?", 12)
+    /// ```
     public func countByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> Int {
         try count(condition: condition, .positional(args))
     }
@@ -102,12 +148,18 @@ public struct Dao<M: Model>: Sendable {
                                   arguments, as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
     }
 
-    /// Rows in the table.
+    /// The number of rows in the table.
+    /// ```swift
+    /// let total = try Student.dao.count()
+    /// ```
     public func count() throws -> Int {
         try countByCondition("")
     }
 
-    /// A page of models (see `Db.paginate`).
+    /// A page of models (see `Db.paginate`): page numbers start at 1; beyond the last page the list is empty.
+    /// ```swift
+    /// let page = try Student.dao.paginate(1, 10, "select *", "from student where name like ?", "张%")
+    /// ```
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          _ args: DatabaseArgument...) throws -> Page<M> {
         try paginateModels(pageNumber, pageSize, select, sqlExceptSelect, .positional(args))
@@ -121,7 +173,11 @@ public struct Dao<M: Model>: Sendable {
         }
     }
 
-    /// The single value of a one-column query (nil for no row or NULL), as PSModel's `queryOne`.
+    /// The single value of a one-column query (nil for no row or NULL), as PSModel's `queryOne`;
+    /// the value is untyped (Int64, Double, String or Data as stored).
+    /// ```swift
+    /// let oldest = try Student.dao.queryOne("select max(age) from student") as? Int64
+    /// ```
     public func queryOne(_ sql: String, _ args: DatabaseArgument...) throws -> Any? {
         try queryOne(sql, .positional(args))
     }
@@ -133,7 +189,10 @@ public struct Dao<M: Model>: Sendable {
 
     // MARK: Deleting
 
-    /// Deletes the row whose key is `id`; true when one was deleted.
+    /// Deletes the row whose key is `id`; true when one was deleted, false when there was none.
+    /// ```swift
+    /// try Student.dao.deleteById(20)
+    /// ```
     @discardableResult
     public func deleteById(_ id: DatabaseArgument) throws -> Bool {
         let (db, schema) = try target()
@@ -141,7 +200,10 @@ public struct Dao<M: Model>: Sendable {
         return try db.deleteByKeys(schema.tableName, keys: [schema.keyColumns[0]], values: .positional([id]))
     }
 
-    /// Deletes the row with a composite key, values in the order of `primaryKey`.
+    /// Deletes the row with a composite key, values in the order of `primaryKey`; true when one was deleted.
+    /// ```swift
+    /// try Enrollment.dao.deleteByIds(1, 7)
+    /// ```
     @discardableResult
     public func deleteByIds(_ ids: DatabaseArgument...) throws -> Bool {
         try deleteByKeyValues(ids)
@@ -152,7 +214,11 @@ public struct Dao<M: Model>: Sendable {
         return try db.deleteByKeys(schema.tableName, keys: schema.keyColumns, values: .positional(ids))
     }
 
-    /// Deletes the rows matching `condition` (which must not be empty); returns how many.
+    /// Deletes the rows matching `condition` and returns how many; an empty condition throws
+    /// (use `deleteAll()` to empty the table).
+    /// ```swift
+    /// let removed = try Student.dao.deleteByCondition("name = ?", "张三")
+    /// ```
     @discardableResult
     public func deleteByCondition(_ condition: String, _ args: DatabaseArgument...) throws -> Int {
         try delete(condition: condition, .positional(args))
@@ -167,7 +233,10 @@ public struct Dao<M: Model>: Sendable {
         return try db.updateRows("DELETE FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))", arguments)
     }
 
-    /// Deletes every row; returns how many.
+    /// Deletes every row of the table; returns how many.
+    /// ```swift
+    /// try Student.dao.deleteAll()
+    /// ```
     @discardableResult
     public func deleteAll() throws -> Int {
         let (db, schema) = try target()

@@ -4,6 +4,11 @@ import Foundation
 extension Model {
     /// INSERTs the model's columns, sets `id` from the generated key and clears the modified flags.
     /// `willSave()` runs first (throwing stops the save with nothing written), `didSave()` after.
+    /// Returns true when a row was inserted.
+    /// ```swift
+    /// let s = Student(); s.name = "张三"; s.age = 20
+    /// try s.save()                                  // s.id is set
+    /// ```
     @discardableResult
     public final func save() throws -> Bool {
         let (db, schema) = try persistenceTarget()
@@ -26,6 +31,10 @@ extension Model {
     }
 
     /// UPDATEs the modified columns only; false (and no SQL) when none is modified.
+    /// ```swift
+    /// student.name = "李四"
+    /// try student.update()
+    /// ```
     @discardableResult
     public final func update() throws -> Bool {
         let (db, schema) = try persistenceTarget()
@@ -38,6 +47,9 @@ extension Model {
     }
 
     /// DELETEs the model's row by its key; true when a row was deleted. `didDelete()` runs after.
+    /// ```swift
+    /// if let s = try Student.dao.findById(20) { try s.delete() }
+    /// ```
     @discardableResult
     public final func delete() throws -> Bool {
         let (db, schema) = try persistenceTarget()
@@ -171,28 +183,40 @@ extension Model {
 // waits for it, so nothing else touches it meanwhile; hooks run on that thread, inside the task's
 // async transactions.
 extension Model {
-    /// The async form of ``save()``: `try await student.save()`.
+    /// The async form of `save()`: INSERTs the model and sets its `id`.
+    /// ```swift
+    /// try await student.save()
+    /// ```
     @discardableResult
     public final func save() async throws -> Bool {
         let model = Handover(value: self)
         return try await BlockingPool.performForTask { try model.value.save() }
     }
 
-    /// The async form of ``update()``.
+    /// The async form of `update()`: UPDATEs the modified columns only.
+    /// ```swift
+    /// student.age = 21; try await student.update()
+    /// ```
     @discardableResult
     public final func update() async throws -> Bool {
         let model = Handover(value: self)
         return try await BlockingPool.performForTask { try model.value.update() }
     }
 
-    /// The async form of ``delete()``.
+    /// The async form of `delete()`: true when a row was deleted.
+    /// ```swift
+    /// try await student.delete()
+    /// ```
     @discardableResult
     public final func delete() async throws -> Bool {
         let model = Handover(value: self)
         return try await BlockingPool.performForTask { try model.value.delete() }
     }
 
-    /// The async form of ``saveOrUpdate()``.
+    /// The async form of `saveOrUpdate()`: INSERTs, or UPDATEs the row it collides with.
+    /// ```swift
+    /// let u = User(); u.email = "a@b.c"; try await u.saveOrUpdate()
+    /// ```
     @discardableResult
     public final func saveOrUpdate() async throws -> Bool {
         let model = Handover(value: self)

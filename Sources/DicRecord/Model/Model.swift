@@ -35,7 +35,11 @@ open class Model: CustomStringConvertible {
     /// declared types before the next save or update.
     final var needsValidation = false
 
-    /// A new, empty model (not yet in the database).
+    /// A new, empty model, not yet in the database (`id` is nil until it is saved).
+    /// ```swift
+    /// let s = Student(); s.name = "张三"; s.age = 20
+    /// try s.save()
+    /// ```
     public required init() {
         // A new model with the implicit key starts with an empty `id`, so that saving it fills
         // the column in place rather than growing the row.
@@ -54,6 +58,10 @@ open class Model: CustomStringConvertible {
     }
 
     /// A model over `record` (shared, not copied): how a model crosses tasks, as its record.
+    /// ```swift
+    /// let record = student.record                  // Sendable: hand it to another task
+    /// let again = Student(record: record)          // and rebuild the model there
+    /// ```
     public convenience init(record: Record) {
         self.init()
         storage = record
@@ -63,20 +71,37 @@ open class Model: CustomStringConvertible {
     // MARK: Declarations to override
 
     /// The table; the class name by default.
+    /// ```swift
+    /// override class var tableName: String { "student" }
+    /// ```
     open class var tableName: String { String(describing: self) }
 
     /// The schema version; when it rises, `migrate(from:to:)` runs at the next start. Default 1.
+    /// ```swift
+    /// override class var version: Int { 2 }
+    /// ```
     open class var version: Int { 1 }
 
     /// The primary key column(s): `"id"` (the default `INTEGER PRIMARY KEY AUTOINCREMENT`, which
     /// needs no declaration), a declared column such as `"code"`, or a composite key `"a, b"`.
+    /// ```swift
+    /// override class var primaryKey: String { "student_id, course_id" }
+    /// ```
     open class var primaryKey: String { "id" }
 
     /// Extra SQL after a column's type in CREATE/ALTER TABLE: `"DEFAULT 10"`, `"UNIQUE"`, `"CHECK (age >= 0)"`.
+    /// ```swift
+    /// override class func constraint(for column: String) -> String? { column == "age" ? "DEFAULT 10" : nil }
+    /// ```
     open class func constraint(for column: String) -> String? { nil }
 
     /// Statements run at start when the version rose (`old` is 0 when the table was just created),
     /// in the same transaction as the rest of the schema work.
+    /// ```swift
+    /// override class func migrate(from old: Int, to new: Int) -> [Sql] {
+    ///     old < 2 ? [Sql("update student set age = 10 where age is null")] : []
+    /// }
+    /// ```
     open class func migrate(from old: Int, to new: Int) -> [Sql] { [] }
 
     /// Indexes and unique keys, created and dropped at start to match this list.
@@ -86,28 +111,52 @@ open class Model: CustomStringConvertible {
     open class var indexes: [Index] { [] }
 
     /// Columns to rename at start, old name to new name (data kept).
+    /// ```swift
+    /// override class var renamedColumns: [String: String] { ["nick": "nickname"] }
+    /// ```
     open class var renamedColumns: [String: String] { [:] }
 
     /// Columns to drop at start (the rest of the data kept).
+    /// ```swift
+    /// override class var droppedColumns: [String] { ["legacy_score"] }
+    /// ```
     open class var droppedColumns: [String] { [] }
 
     /// Columns indexed for full-text search (FTS5); `dao.search(text)` queries them.
+    /// ```swift
+    /// override class var searchColumns: [String] { ["title", "body"] }
+    /// ```
     open class var searchColumns: [String] { [] }
 
     // MARK: Hooks
 
-    /// Before an INSERT or UPDATE; throwing stops it with nothing written.
+    /// Called before an INSERT or UPDATE; throwing stops it with nothing written.
+    /// ```swift
+    /// override func willSave() throws { if name == nil { throw ValidationError.missingName } }
+    /// ```
     open func willSave() throws {}
-    /// After a successful INSERT or UPDATE.
+    /// Called after a successful INSERT or UPDATE.
+    /// ```swift
+    /// override func didSave() { print("saved student", id as Any) }
+    /// ```
     open func didSave() {}
-    /// After the dao built this model from a row.
+    /// Called after the dao built this model from a row.
+    /// ```swift
+    /// override func didLoad() { name = name?.trimmingCharacters(in: .whitespaces) }
+    /// ```
     open func didLoad() {}
-    /// After a successful DELETE.
+    /// Called after a successful DELETE.
+    /// ```swift
+    /// override func didDelete() { print("deleted student", id as Any) }
+    /// ```
     open func didDelete() {}
 
     // MARK: Values
 
     /// The `id` column (nil before the first save, or when the model has another key).
+    /// ```swift
+    /// let s = Student(); try s.save(); print(s.id!)
+    /// ```
     public final var id: Int? {
         get { storage["id"] }
         set { storage.set("id", newValue) }
@@ -115,6 +164,10 @@ open class Model: CustomStringConvertible {
 
     /// Any column by name, declared or not (a join's `t_name`): the current value; assigning
     /// marks it modified. A value of the wrong type for a declared column is refused at save.
+    /// ```swift
+    /// let teacher = student["t_name"]        // from "select s.*, t.name t_name from …"
+    /// student["nickname"] = "Jack"
+    /// ```
     public final subscript(column: String) -> Any? {
         get { storage[column] }
         set {
@@ -123,29 +176,50 @@ open class Model: CustomStringConvertible {
         }
     }
 
-    /// A typed read of any column: `let t: String? = s["t_name"]`.
+    /// A typed read of any column, declared or not: nil for NULL, a missing column or a value that does not convert.
+    /// ```swift
+    /// let teacherName: String? = student["t_name"]
+    /// ```
     public final subscript<T>(column: String) -> T? {
         storage[column]
     }
 
-    /// A throwing typed read that says why a value does not convert.
+    /// A throwing typed read: a `ConversionError` says the column, the stored type and the target type.
+    /// ```swift
+    /// let born = try student.get("born", as: Date.self)
+    /// ```
     public final func get<T>(_ column: String, as type: T.Type = T.self) throws -> T {
         try storage.get(column, as: T.self)
     }
 
     /// The underlying record (shared, not copied). `Record` is `Sendable`.
+    /// ```swift
+    /// let record = student.record            // may be sent to another task
+    /// ```
     public final var record: Record { storage }
 
     /// The columns this model holds, in row order.
+    /// ```swift
+    /// student.columnNames   // ["id", "name", "age", "born"]
+    /// ```
     public final var columnNames: [String] { storage.columnNames }
 
     /// Columns written since the model was loaded or last saved.
+    /// ```swift
+    /// student.age = 21; student.modifiedColumns   // ["age"]
+    /// ```
     public final var modifiedColumns: [String] { storage.modifiedColumns }
 
-    /// Column names to current values.
+    /// The columns as a dictionary of column names to current values (nil for NULL).
+    /// ```swift
+    /// let values = student.toDictionary()     // ["id": 15, "name": "张三", …]
+    /// ```
     public final func toDictionary() -> [String: Any?] { storage.toDictionary() }
 
     /// A JSON object of the columns (dates ISO 8601, data base64).
+    /// ```swift
+    /// let json = try student.toJSON()         // {"id":15,"name":"张三",…}
+    /// ```
     public final func toJSON() throws -> String { try storage.toJSON() }
 
     /// Runs this instance's later operations against config `configName` (nil: the default).
@@ -159,8 +233,15 @@ open class Model: CustomStringConvertible {
     }
 
     /// The config this instance is bound to by `use(_:)` or by the dao that found it.
+    /// ```swift
+    /// let s = try Student.dao.use("backup").findById(1); s?.configName   // "backup"
+    /// ```
     public final var configName: String? { boundConfig }
 
+    /// The class name and the columns with their values, for logs and debugging.
+    /// ```swift
+    /// print(student)   // Student{id: 15, name: '张三', age: 20}
+    /// ```
     public var description: String { "\(type(of: self))\(storage.description)" }
 
     final var schema: ModelSchema {
@@ -173,6 +254,9 @@ open class Model: CustomStringConvertible {
 
 extension Model: Equatable {
     /// Models are equal when they are of the same class and hold equal rows.
+    /// ```swift
+    /// Student(record: record) == Student(record: record)   // true
+    /// ```
     public static func == (lhs: Model, rhs: Model) -> Bool {
         lhs === rhs || (type(of: lhs) == type(of: rhs) && lhs.storage == rhs.storage)
     }
@@ -180,10 +264,25 @@ extension Model: Equatable {
 
 extension Model {
     /// An index or unique key on one or more declared columns.
+    /// ```swift
+    /// override class var indexes: [Index] { [Index("name"), Index("email", unique: true)] }
+    /// ```
     public struct Index: Sendable, Hashable {
+        /// The indexed columns, in order.
+        /// ```swift
+        /// Index("class_id", "name").columns   // ["class_id", "name"]
+        /// ```
         public let columns: [String]
+        /// True for a unique key.
+        /// ```swift
+        /// Index("email", unique: true).unique   // true
+        /// ```
         public let unique: Bool
 
+        /// An index on `columns` (in order), or a unique key when `unique` is true.
+        /// ```swift
+        /// Index("class_id", "name"); Index("email", unique: true)
+        /// ```
         public init(_ columns: String..., unique: Bool = false) {
             self.columns = columns
             self.unique = unique
@@ -199,12 +298,18 @@ extension Model {
 }
 
 /// Gives every model class its typed dao: `Student.dao` is a `Dao<Student>`.
+/// ```swift
+/// let page = try Student.dao.paginate(1, 10, "select *", "from student")
+/// ```
 public protocol ModelType: Model {}
 
 extension Model: ModelType {}
 
 extension ModelType {
     /// The finders of this model class on its default config; `dao.use("backup")` binds another.
+    /// ```swift
+    /// let student = try Student.dao.findById(15)
+    /// ```
     public static var dao: Dao<Self> { Dao(configName: nil) }
 
     /// Reads a declared column (what `@Column` properties call).

@@ -17,15 +17,29 @@ import Foundation
 public struct Reference<Target: Model>: ModelField {
     @usableFromInline var probe = false
 
+    /// A to-one reference stored in the `<name>_id` column.
+    /// ```swift
+    /// @Reference var teacher: Teacher?
+    /// ```
     @inlinable
     public init() {}
 
+    /// Unavailable: `@Reference` works only on properties of a `Model`.
+    /// ```swift
+    /// @Reference var teacher: Teacher?   // inside `final class Student: Model { … }`
+    /// ```
     @available(*, unavailable, message: "@Reference is only available on properties of a Model")
     public var wrappedValue: Target? {
         get { fatalError("unavailable") }
         set { fatalError("unavailable") }
     }
 
+    /// Reads and writes of the property: a read loads the referenced model (nil when the key is
+    /// NULL or the load fails), a write sets the `<name>_id` column.
+    /// ```swift
+    /// let teacher = student.teacher
+    /// student.teacher = other          // sets teacher_id to other.id
+    /// ```
     public static subscript<M: Model>(_enclosingInstance model: M,
                                       wrapped wrappedKeyPath: ReferenceWritableKeyPath<M, Target?>,
                                       storage storageKeyPath: ReferenceWritableKeyPath<M, Reference<Target>>) -> Target? {
@@ -61,15 +75,27 @@ public struct Children<Child: Model>: ModelField {
     let foreignKey: String
     var probe = false
 
+    /// A to-many accessor over the `Child` rows whose `foreignKey` column holds this model's id.
+    /// ```swift
+    /// @Children(foreignKey: "teacher_id") var students: [Student]
+    /// ```
     public init(foreignKey: String) {
         self.foreignKey = foreignKey
     }
 
+    /// Unavailable: `@Children` works only on properties of a `Model`.
+    /// ```swift
+    /// @Children(foreignKey: "teacher_id") var students: [Student]   // inside a Model
+    /// ```
     @available(*, unavailable, message: "@Children is only available on properties of a Model")
     public var wrappedValue: [Child] {
         fatalError("unavailable")
     }
 
+    /// Reads of the property: one query per read, `[]` when the model has no id yet or the query fails.
+    /// ```swift
+    /// for student in teacher.students { print(student.name as Any) }
+    /// ```
     public static subscript<M: Model>(_enclosingInstance model: M,
                                       wrapped wrappedKeyPath: KeyPath<M, [Child]>,
                                       storage storageKeyPath: ReferenceWritableKeyPath<M, Children<Child>>) -> [Child] {

@@ -3,6 +3,9 @@ import Foundation
 extension Record: Equatable, CustomStringConvertible {
     /// Records are equal when they have the same columns (case-insensitive, in any order)
     /// with equal stored values.
+    /// ```swift
+    /// try Record(["id": 1, "name": "Jack"]) == Record(["ID": 1, "name": "Jack"])   // true
+    /// ```
     public static func == (lhs: Record, rhs: Record) -> Bool {
         if lhs === rhs { return true }
         let left = lhs.storedColumns, right = rhs.storedColumns
@@ -14,11 +17,17 @@ extension Record: Equatable, CustomStringConvertible {
     }
 
     /// `{id: 1, name: '张三', born: 1020873600.0}`, in column order.
+    /// ```swift
+    /// print(record)   // {id: 1, name: '张三', born: 1020873600.0}
+    /// ```
     public var description: String {
         "{" + storedColumns.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "}"
     }
 
     /// Column names to current values (the converted or written value, else the stored one; nil for NULL).
+    /// ```swift
+    /// let values = record.toDictionary()   // ["id": 1, "name": "张三"]
+    /// ```
     public func toDictionary() -> [String: Any?] {
         var result: [String: Any?] = [:]
         for column in currentColumns where result.index(forKey: column.name) == nil {
@@ -30,6 +39,9 @@ extension Record: Equatable, CustomStringConvertible {
     /// A JSON object with the columns in order. Dates are ISO 8601 text, Data and BLOBs base64,
     /// other converted values are written as they are stored. A written value that has no
     /// database form (NaN, a type without a converter) throws its `ConversionError`, as saving would.
+    /// ```swift
+    /// let json = try record.toJSON()       // {"id":1,"name":"张三","born":"2002-05-08T16:00:00.000Z"}
+    /// ```
     public func toJSON() throws -> String {
         // Such a value is held as NULL: written out, it would silently become `null`.
         if let error = firstEncodingError { throw error }

@@ -11,12 +11,19 @@ import Synchronization
 extension Record {
     /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
     /// value that does not convert (`get(_:as:)` says why).
+    /// ```swift
+    /// let name: String? = record.name
+    /// let age: Int? = record.age
+    /// ```
     @inlinable
     public subscript<T>(dynamicMember column: String) -> T? {
         self[column]
     }
 
     /// A typed read by name: `let n: String? = record["t_name"]`.
+    /// ```swift
+    /// let teacherName: String? = record["t_name"]
+    /// ```
     @inlinable
     public subscript<T>(column: String) -> T? {
         if fastPathAllowed {
@@ -30,6 +37,10 @@ extension Record {
     }
 
     /// A typed read by position in column order.
+    /// Nil also for an index out of range.
+    /// ```swift
+    /// let name: String? = record[1]      // the second column
+    /// ```
     @inlinable
     public subscript<T>(index: Int) -> T? {
         if fastPathAllowed, case .value(let value) = Self.fastDecode(storedValueForFastRead(index), as: T.self) {

@@ -2,6 +2,10 @@ import Foundation
 import Synchronization
 
 /// Anything DicRecord can bind as an argument: a value whose type has a converter, or nil for NULL.
+/// ```swift
+/// let age: DatabaseArgument = 14
+/// try Db.update("update student set age = ? where id = ?", age, 15)
+/// ```
 public typealias DatabaseArgument = (any Sendable)?
 
 /// An untyped row: ordered, case-insensitive columns whose values convert lazily.
@@ -128,6 +132,10 @@ public final class Record: Sendable {
     }
 
     /// An empty record; add columns by assigning them.
+    /// ```swift
+    /// let r = Record(); r.name = "Jack"; r.age = 14
+    /// try Db.save("student", r)
+    /// ```
     public convenience init() {
         self.init(layout: RowLayout.empty, values: [])
     }
@@ -141,6 +149,10 @@ public final class Record: Sendable {
     }
 
     /// A record with the columns of `dictionary` (in no particular order).
+    /// A value with no converter throws its `ConversionError`.
+    /// ```swift
+    /// let r = try Record(dictionary: ["name": "Jack", "age": 14])
+    /// ```
     public convenience init(dictionary: [String: Any?]) throws {
         try self.init(pairs: dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, registry: .shared)
     }
@@ -178,17 +190,29 @@ public final class Record: Sendable {
     // MARK: Columns
 
     /// Column names in SELECT (or insertion) order, as spelled there.
+    /// ```swift
+    /// record.columnNames   // ["id", "name", "age"]
+    /// ```
     public var columnNames: [String] { lock.withLock { _ in layout.names } }
 
     /// The number of columns.
+    /// ```swift
+    /// record.columnCount   // 3
+    /// ```
     public var columnCount: Int { lock.withLock { _ in values.count } }
 
     /// Whether the record has `column` (case-insensitive).
+    /// ```swift
+    /// if record.hasColumn("t_name") { print(record["t_name"] as Any) }
+    /// ```
     public func hasColumn(_ column: String) -> Bool {
         lock.withLock { _ in layout.position(of: column) != nil }
     }
 
     /// Columns written since the record was fetched or last saved, in column order.
+    /// ```swift
+    /// record.age = 15; record.modifiedColumns   // ["age"]
+    /// ```
     public var modifiedColumns: [String] {
         lock.withLock { _ in
             guard let cells else { return [] }
@@ -197,6 +221,9 @@ public final class Record: Sendable {
     }
 
     /// Removes columns (and their modified flags).
+    /// ```swift
+    /// record.remove("password", "salt")
+    /// ```
     public func remove(_ columns: String...) {
         lock.withLock { _ in
             removeColumns(Set(columns.compactMap { layout.position(of: $0) }))
@@ -204,6 +231,9 @@ public final class Record: Sendable {
     }
 
     /// Keeps only these columns.
+    /// ```swift
+    /// record.keep("id", "name")
+    /// ```
     public func keep(_ columns: String...) {
         lock.withLock { _ in
             let kept = Set(columns.compactMap { layout.position(of: $0) })
@@ -212,6 +242,9 @@ public final class Record: Sendable {
     }
 
     /// Removes every column.
+    /// ```swift
+    /// record.clear(); record.columnCount   // 0
+    /// ```
     public func clear() {
         lock.withLock { _ in removeColumns(Set(values.indices)) }
     }
@@ -266,6 +299,10 @@ public final class Record: Sendable {
     /// The current value of `column`: the value written or converted, else the stored value
     /// (`Int64`, `Double`, `String`, `Data`); nil for NULL or a missing column. Assigning marks
     /// the column modified (and adds it when missing).
+    /// ```swift
+    /// print(record["t_name"] as Any)           // from "select s.*, t.name t_name …"
+    /// record["nickname"] = "Jack"
+    /// ```
     public subscript(column: String) -> Any? {
         get {
             lock.withLock { _ in
@@ -277,11 +314,18 @@ public final class Record: Sendable {
     }
 
     /// The current value at `index` in column order; nil when out of range.
+    /// ```swift
+    /// let first = record[0]
+    /// ```
     public subscript(index: Int) -> Any? {
         lock.withLock { _ in values.indices.contains(index) ? currentValue(at: index) : nil }
     }
 
     /// `record.name` reads (current value) and writes (marks modified) the column `name`.
+    /// ```swift
+    /// print(record.name as Any)               // untyped: the current value
+    /// record.age = 15                          // marks "age" modified
+    /// ```
     public subscript(dynamicMember column: String) -> Any? {
         get { self[column] }
         set { set(column, newValue) }
@@ -296,6 +340,9 @@ public final class Record: Sendable {
 
     /// Writes `value` to `column` through its converter and marks the column modified.
     /// A value with no converter is kept and reported by the statement that would store it.
+    /// ```swift
+    /// record.set("born", Date())
+    /// ```
     public func set(_ column: String, _ value: Any?) {
         let registry = lock.withLock { _ in layout.registry }
         var encodingError: ConversionError?
@@ -380,6 +427,10 @@ public final class Record: Sendable {
     /// Reads `column` as `T`, throwing a `ConversionError` that names the column, the stored
     /// value and `T` when the value does not convert, and ``DicRecordError`` when there is no such column.
     /// NULL reads as nil when `T` is an Optional and throws otherwise.
+    /// ```swift
+    /// let born = try record.get("born", as: Date.self)
+    /// let nickname = try record.get("nickname", as: String?.self)   // nil for NULL
+    /// ```
     public func get<T>(_ column: String, as type: T.Type = T.self) throws -> T {
         // Position and value are read under one lock: a concurrent `remove` cannot shift them apart.
         let snapshot = lock.withLock { _ in layout.position(of: column).map { slot(at: $0) } }
@@ -390,6 +441,9 @@ public final class Record: Sendable {
     }
 
     /// Reads the column at `index` (column order) as `T`.
+    /// ```swift
+    /// let count = try record.get(0, as: Int.self)
+    /// ```
     public func get<T>(_ index: Int, as type: T.Type = T.self) throws -> T {
         let snapshot = lock.withLock { _ in values.indices.contains(index) ? slot(at: index) : nil }
         guard let snapshot else {

@@ -3,10 +3,19 @@ import Foundation
 
 /// One SQLite connection. DicRecord's pool gives it to one thread at a time; the
 /// `Db.execute { connection in … }` escape hatch hands it to you for the closure's duration only.
+/// ```swift
+/// try Db.execute { connection in try connection.execute("pragma optimize") }
+/// ```
 public final class Connection: @unchecked Sendable {
     /// The config this connection belongs to.
+    /// ```swift
+    /// try Db.use("backup").execute { connection in connection.configName }   // "backup"
+    /// ```
     public let configName: String
     /// The raw `sqlite3*`, for C API calls DicRecord does not wrap. Valid until the context stops.
+    /// ```swift
+    /// try Db.execute { connection in sqlite3_db_release_memory(connection.sqliteHandle) }
+    /// ```
     public let sqliteHandle: OpaquePointer
     let registry: Converters
     let tracer: SqlTracer
@@ -58,15 +67,27 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// The rowid of the last successful INSERT on this connection.
+    /// ```swift
+    /// let id = try Db.execute { connection in connection.lastInsertRowid }
+    /// ```
     public var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(sqliteHandle) }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+    /// ```swift
+    /// let changed = try Db.execute { connection in connection.changes }
+    /// ```
     public var changes: Int { Int(sqlite3_changes64(sqliteHandle)) }
 
     /// True between BEGIN and COMMIT/ROLLBACK.
+    /// ```swift
+    /// try Db.tx { db in try db.execute { $0.isInTransaction } }   // true
+    /// ```
     public var isInTransaction: Bool { sqlite3_get_autocommit(sqliteHandle) == 0 }
 
     /// Runs one or more SQL statements without arguments (DDL, PRAGMA, scripts).
+    /// ```swift
+    /// try Db.execute { connection in try connection.execute("create table log(id integer primary key, line text); create index log_line on log(line)") }
+    /// ```
     public func execute(_ sql: String) throws {
         if sql.utf8.contains(0) {
             throw DicRecordError(.invalidArgument, "the SQL holds a NUL character; SQLite would ignore everything after it",

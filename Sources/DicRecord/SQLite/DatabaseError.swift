@@ -10,20 +10,44 @@ import CSQLite
 /// See <https://www.sqlite.org/rescode.html>.
 public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     /// The primary result code (`SQLITE_CONSTRAINT` is 19, `SQLITE_BUSY` 5, ...).
+    /// ```swift
+    /// catch let error as DatabaseError where error.resultCode == 19 { print("constraint failed") }
+    /// ```
     public let resultCode: Int32
     /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE` is 2067, ...).
+    /// ```swift
+    /// if error.extendedResultCode == 2067 { print("duplicate key") }   // SQLITE_CONSTRAINT_UNIQUE
+    /// ```
     public let extendedResultCode: Int32
     /// SQLite's message.
+    /// ```swift
+    /// print(error.message)   // "UNIQUE constraint failed: student.email"
+    /// ```
     public let message: String
     /// The statement that failed, if any.
+    /// ```swift
+    /// print(error.sql ?? "")  // "insert into student(email) values (?)"
+    /// ```
     public let sql: String?
     /// The arguments bound to it, in parameter order.
+    /// ```swift
+    /// print(error.arguments)  // [.text("a@b.c")]
+    /// ```
     public let arguments: [DatabaseValue]
     /// The config (context) name the statement ran on.
+    /// ```swift
+    /// error.configName        // "main"
+    /// ```
     public let configName: String?
     /// The byte offset in `sql` that SQLite blames, when it says (syntax errors).
+    /// ```swift
+    /// if let offset = error.errorOffset { print("near byte", offset) }
+    /// ```
     public let errorOffset: Int?
     /// Where a batch failed: the 0-based index of the statement, row or record, and the batch's size.
+    /// ```swift
+    /// if let position = error.batchPosition { print("failed at", position.index) }
+    /// ```
     public internal(set) var batchPosition: BatchPosition?
 
     init(resultCode: Int32, extendedResultCode: Int32? = nil, message: String, sql: String? = nil,
@@ -47,8 +71,15 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The name of the result code, like `SQLITE_CONSTRAINT`.
+    /// ```swift
+    /// error.codeName   // "constraint failed"
+    /// ```
     public var codeName: String { String(cString: sqlite3_errstr(extendedResultCode)) }
 
+    /// The code, its name, SQLite's message, then the SQL, error offset, arguments, batch position and config when known.
+    /// ```swift
+    /// print(error)   // SQLite error 2067 (constraint failed): UNIQUE constraint failed: …; SQL: …
+    /// ```
     public var description: String {
         var text = "SQLite error \(extendedResultCode) (\(codeName)): \(message)"
         if let sql { text += "; SQL: \(sql)" }
@@ -61,52 +92,157 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The item of a batch (`batch`, `batchSave`, `batchUpdate`) that failed.
+/// ```swift
+/// catch let error as DatabaseError { print(error.batchPosition?.index as Any) }
+/// ```
 public struct BatchPosition: Sendable, Equatable, CustomStringConvertible {
     /// The 0-based index of the failing statement, argument row or record.
+    /// ```swift
+    /// position.index   // 1: the second statement failed
+    /// ```
     public let index: Int
     /// The number of items in the batch.
+    /// ```swift
+    /// position.count   // 3
+    /// ```
     public let count: Int
 
+    /// "batch item <index> (0-based) of <count>".
+    /// ```swift
+    /// print(position)   // batch item 1 (0-based) of 3
+    /// ```
     public var description: String { "batch item \(index) (0-based) of \(count)" }
 }
 
 /// A misuse of the library or an input it refuses: an unknown config, a wrong argument count,
 /// a value it cannot store, a page number below 1, a write to a readonly context, ...
+/// ```swift
+/// do { _ = try Db.use("nope").find("select 1") }
+/// catch let error as DicRecordError where error.kind == .unknownConfig { print(error.message) }
+/// ```
 public struct DicRecordError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, to switch on; the `message` says it in words.
+    /// ```swift
+    /// if error.kind == .notStarted { try main.start() }
+    /// ```
     public enum Kind: Sendable, Equatable {
+        /// No context is started under the config name used (the message lists the known names).
+        /// ```swift
+        /// error.kind == .unknownConfig
+        /// ```
         case unknownConfig
+        /// A context was started under a config name already in use.
+        /// ```swift
+        /// error.kind == .duplicateConfig
+        /// ```
         case duplicateConfig
+        /// The context was never started, or was stopped.
+        /// ```swift
+        /// error.kind == .notStarted
+        /// ```
         case notStarted
+        /// A write on a readonly context.
+        /// ```swift
+        /// error.kind == .readonly
+        /// ```
         case readonly
+        /// The arguments do not match the placeholders (too many, too few, or named for positional).
+        /// ```swift
+        /// error.kind == .argumentCount
+        /// ```
         case argumentCount
+        /// An argument has no converter, or its converter refused it.
+        /// ```swift
+        /// error.kind == .unsupportedArgument
+        /// ```
         case unsupportedArgument
+        /// An argument the call refuses: an empty path, a page number below 1, an empty delete condition…
+        /// ```swift
+        /// error.kind == .invalidArgument
+        /// ```
         case invalidArgument
+        /// A single-column query (`query`, `queryInt`…) returned more than one column.
+        /// ```swift
+        /// error.kind == .multipleColumns
+        /// ```
         case multipleColumns
+        /// A column the call needs is not there (a `get` of an unknown column, an unknown aggregate column).
+        /// ```swift
+        /// error.kind == .missingColumn
+        /// ```
         case missingColumn
+        /// The record lacks a value for its primary key, or no key column was given.
+        /// ```swift
+        /// error.kind == .missingPrimaryKey
+        /// ```
         case missingPrimaryKey
+        /// JSON that cannot be parsed, or a value JSON cannot represent.
+        /// ```swift
+        /// error.kind == .invalidJSON
+        /// ```
         case invalidJSON
+        /// The database stayed locked past the busy timeout; `databaseError` holds SQLite's error.
+        /// ```swift
+        /// error.kind == .busy
+        /// ```
         case busy
+        /// The SQL holds more than one statement where one is expected (use `batch` or `Connection.execute`).
+        /// ```swift
+        /// error.kind == .multipleStatements
+        /// ```
         case multipleStatements
         /// A model's declarations are wrong (a duplicate column, a type with no converter, ...).
+        /// ```swift
+        /// error.kind == .invalidModel
+        /// ```
         case invalidModel
         /// A model was used against a config it is not registered with.
+        /// ```swift
+        /// error.kind == .notRegistered
+        /// ```
         case notRegistered
         /// The database's schema or `user_version` is newer than the code (a downgrade).
+        /// ```swift
+        /// error.kind == .schemaVersion
+        /// ```
         case schemaVersion
         /// A call the library cannot serve where it was made (a Db call on a config inside that
         /// config's onOpen hook).
+        /// ```swift
+        /// error.kind == .misuse
+        /// ```
         case misuse
     }
 
+    /// What went wrong, as a case to switch on.
+    /// ```swift
+    /// switch error.kind { case .busy: retry(); default: throw error }
+    /// ```
     public let kind: Kind
+    /// What went wrong, in words that name the config, column or argument involved.
+    /// ```swift
+    /// print(error.message)   // "config 'backup' is not started"
+    /// ```
     public let message: String
     /// The SQL involved, if any.
+    /// ```swift
+    /// print(error.sql ?? "")
+    /// ```
     public let sql: String?
     /// The config involved, if any.
+    /// ```swift
+    /// error.configName   // "backup"
+    /// ```
     public let configName: String?
     /// SQLite's own error behind this one (`.busy` from SQLite's "database is locked").
+    /// ```swift
+    /// if let sqlite = error.databaseError { print(sqlite.resultCode) }   // 5, SQLITE_BUSY
+    /// ```
     public let databaseError: DatabaseError?
     /// Where a batch failed, when it was a batch.
+    /// ```swift
+    /// error.batchPosition?.index
+    /// ```
     public internal(set) var batchPosition: BatchPosition?
 
     init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil, databaseError: DatabaseError? = nil) {
@@ -117,6 +253,10 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
         self.databaseError = databaseError
     }
 
+    /// The message, then the SQL, batch position and config when known.
+    /// ```swift
+    /// print(error)   // config 'backup' is not started; config: backup
+    /// ```
     public var description: String {
         var text = message
         if let sql { text += "; SQL: \(sql)" }

@@ -2,12 +2,35 @@ import Logging
 import Synchronization
 
 /// One statement as it ran: what `showSql` logs and what `Options.onSql` receives.
+/// ```swift
+/// options.onSql = { trace in print(trace) }   // [main] select * from student where id = ? [15] (0.042 ms)
+/// ```
 public struct SqlTrace: Sendable, CustomStringConvertible {
+    /// The statement's SQL text.
+    /// ```swift
+    /// options.onSql = { trace in print(trace.sql) }
+    /// ```
     public let sql: String
+    /// The values bound to the statement, in parameter order.
+    /// ```swift
+    /// options.onSql = { trace in print(trace.arguments) }
+    /// ```
     public let arguments: [DatabaseValue]
+    /// How long the statement ran.
+    /// ```swift
+    /// options.onSql = { trace in if trace.duration > .milliseconds(100) { print("slow:", trace.sql) } }
+    /// ```
     public let duration: Duration
+    /// The config the statement ran on.
+    /// ```swift
+    /// options.onSql = { trace in print(trace.configName) }
+    /// ```
     public let configName: String
 
+    /// "[config] SQL [arguments] (duration ms)", as `showSql` logs it.
+    /// ```swift
+    /// options.onSql = { trace in print(trace.description) }
+    /// ```
     public var description: String {
         let args = arguments.isEmpty ? "" : " [\(arguments.map(\.description).joined(separator: ", "))]"
         let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
