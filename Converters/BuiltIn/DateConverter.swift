@@ -4,14 +4,35 @@ import Foundation
 ///
 /// Decodes INTEGER and REAL seconds, and TEXT in SQLite's `YYYY-MM-DD[ HH:MM[:SS[.SSS]]]` form
 /// (UTC, as SQLite's date functions write it) and in ISO 8601 (`T` separator, `Z` or `±HH:MM`).
+/// ```swift
+/// try Db.update("insert into person (born) values (?)", Date())   // stored as REAL seconds since 1970
+/// let born = try record.get("born", as: Date.self)               // also reads TEXT '2024-05-01 12:00:00'
+/// ```
 public struct DateConverter: TypeConverter {
+    /// Creates the converter; it is registered for `Date` in `Converters.shared` from the start.
+    /// ```swift
+    /// Converters.register(DateConverter())   // puts the built-in back after another Date converter
+    /// ```
     public init() {}
+    /// REAL, the column type for `Date` properties.
+    /// ```swift
+    /// DateConverter().storageType   // .real
+    /// ```
     public var storageType: StorageType { .real }
 
+    /// Stores the date as REAL seconds since 1970-01-01 00:00:00 UTC, fractions of a second included.
+    /// ```swift
+    /// try DateConverter().encode(Date(timeIntervalSince1970: 1.5))   // .real(1.5)
+    /// ```
     public func encode(_ value: Date) throws -> DatabaseValue {
         .real(value.timeIntervalSince1970)
     }
 
+    /// Reads finite REAL or INTEGER seconds since 1970, or TEXT in SQLite's or ISO 8601's form; anything else (NaN, infinity, other text, BLOB) throws ``ConversionError``.
+    /// ```swift
+    /// try DateConverter().decode(.text("1970-01-02 00:00:00"))         // Date(timeIntervalSince1970: 86400)
+    /// try DateConverter().decode(.text("1970-01-02T02:00:00+02:00"))   // Date(timeIntervalSince1970: 86400)
+    /// ```
     public func decode(_ value: DatabaseValue) throws -> Date {
         switch value {
         case .real(let seconds) where seconds.isFinite:

@@ -2,11 +2,28 @@ import Foundation
 
 /// Every fixed-width integer type as INTEGER. Out-of-range values throw in both directions,
 /// never truncate or wrap; REAL holding a whole number and TEXT holding a number decode.
+/// ```swift
+/// try Db.update("insert into item (stock) values (?)", UInt8(200))   // stored as INTEGER 200
+/// let stock = try record.get("stock", as: Int8.self)                  // throws: 200 is out of Int8's range
+/// ```
 public struct IntegerConverter<I: FixedWidthInteger & Sendable>: TypeConverter {
+    /// Creates the converter; one is registered for each of `Int`, `Int8`…`Int64`, `UInt` and `UInt8`…`UInt64` in `Converters.shared` from the start.
+    /// ```swift
+    /// Converters.register(IntegerConverter<Int16>())   // puts the built-in back after another Int16 converter
+    /// ```
     public init() {}
     private static var posix: Locale { Locale(identifier: "en_US_POSIX") }
+    /// INTEGER, the column type for integer properties.
+    /// ```swift
+    /// IntegerConverter<UInt8>().storageType   // .integer
+    /// ```
     public var storageType: StorageType { .integer }
 
+    /// Stores the value as a 64-bit signed INTEGER; a value above `Int64.max` (from `UInt` or `UInt64`) throws ``ConversionError``.
+    /// ```swift
+    /// try IntegerConverter<UInt64>().encode(42)     // .integer(42)
+    /// try IntegerConverter<UInt64>().encode(.max)   // throws: above Int64.max
+    /// ```
     public func encode(_ value: I) throws -> DatabaseValue {
         guard let v = Int64(exactly: value) else {
             throw ConversionError.cannotEncode(value, "above Int64.max; SQLite integers are 64-bit signed")
@@ -14,6 +31,11 @@ public struct IntegerConverter<I: FixedWidthInteger & Sendable>: TypeConverter {
         return .integer(v)
     }
 
+    /// Reads an INTEGER, a REAL holding a whole number, or TEXT holding an integer (`"42"`, `"3.0"`, `"1e3"`; spaces trimmed) that fits `I`; a fraction, an out-of-range value, other text, NULL or BLOB throws ``ConversionError``.
+    /// ```swift
+    /// try IntegerConverter<Int8>().decode(.real(3.0))      // 3
+    /// try IntegerConverter<Int8>().decode(.integer(300))   // throws: out of range
+    /// ```
     public func decode(_ value: DatabaseValue) throws -> I {
         switch value {
         case .integer(let v):
@@ -39,12 +61,31 @@ public struct IntegerConverter<I: FixedWidthInteger & Sendable>: TypeConverter {
 
 /// Bool as INTEGER 0/1. Decodes any INTEGER (non-zero is true, as in SQL) and the TEXT
 /// `true`/`false`/`yes`/`no`/`1`/`0` in any case.
+/// ```swift
+/// try Db.update("update user set active = ? where id = ?", true, 1)   // stored as INTEGER 1
+/// ```
 public struct BoolConverter: TypeConverter {
+    /// Creates the converter; it is registered for `Bool` in `Converters.shared` from the start.
+    /// ```swift
+    /// Converters.register(BoolConverter())   // puts the built-in back after another Bool converter
+    /// ```
     public init() {}
+    /// INTEGER, the column type for `Bool` properties.
+    /// ```swift
+    /// BoolConverter().storageType   // .integer
+    /// ```
     public var storageType: StorageType { .integer }
 
+    /// Stores `true` as INTEGER 1 and `false` as INTEGER 0.
+    /// ```swift
+    /// try BoolConverter().encode(true)   // .integer(1)
+    /// ```
     public func encode(_ value: Bool) throws -> DatabaseValue { .integer(value ? 1 : 0) }
 
+    /// Reads INTEGER or REAL (non-zero is true) and TEXT `true`/`false`/`yes`/`no`/`1`/`0` in any case, spaces trimmed; other text, NULL and BLOB throw ``ConversionError``.
+    /// ```swift
+    /// try BoolConverter().decode(.text(" Yes "))   // true
+    /// ```
     public func decode(_ value: DatabaseValue) throws -> Bool {
         switch value {
         case .integer(let v): return v != 0
@@ -62,15 +103,35 @@ public struct BoolConverter: TypeConverter {
 }
 
 /// Double as REAL. NaN throws on encode (SQLite would store NULL); infinities round-trip.
+/// ```swift
+/// try Db.update("insert into reading (value) values (?)", 21.5)         // stored as REAL 21.5
+/// try Db.update("insert into reading (value) values (?)", Double.nan)   // throws
+/// ```
 public struct DoubleConverter: TypeConverter {
+    /// Creates the converter; it is registered for `Double` in `Converters.shared` from the start.
+    /// ```swift
+    /// Converters.register(DoubleConverter())   // puts the built-in back after another Double converter
+    /// ```
     public init() {}
+    /// REAL, the column type for `Double` properties.
+    /// ```swift
+    /// DoubleConverter().storageType   // .real
+    /// ```
     public var storageType: StorageType { .real }
 
+    /// Stores the value as REAL, infinities included; NaN throws ``ConversionError`` (SQLite would store NULL).
+    /// ```swift
+    /// try DoubleConverter().encode(.infinity)   // .real(inf)
+    /// ```
     public func encode(_ value: Double) throws -> DatabaseValue {
         if value.isNaN { throw ConversionError.cannotEncode(value, "NaN has no SQLite representation (it would become NULL)") }
         return .real(value)
     }
 
+    /// Reads REAL, INTEGER, or TEXT holding a number other than NaN (spaces trimmed); other text, NULL and BLOB throw ``ConversionError``.
+    /// ```swift
+    /// try DoubleConverter().decode(.text(" 2.5 "))   // 2.5
+    /// ```
     public func decode(_ value: DatabaseValue) throws -> Double {
         switch value {
         case .real(let d): return d
@@ -86,16 +147,35 @@ public struct DoubleConverter: TypeConverter {
 
 /// Float as REAL, stored through its shortest decimal form so that `0.1` reads back as `0.1`
 /// from SQL too (PSDicRecord stored 0.100000001490116). Values beyond Float's range throw on decode.
+/// ```swift
+/// try Db.update("insert into reading (value) values (?)", Float(0.1))   // stored as REAL 0.1, not 0.100000001490116
+/// ```
 public struct FloatConverter: TypeConverter {
+    /// Creates the converter; it is registered for `Float` in `Converters.shared` from the start.
+    /// ```swift
+    /// Converters.register(FloatConverter())   // puts the built-in back after another Float converter
+    /// ```
     public init() {}
+    /// REAL, the column type for `Float` properties.
+    /// ```swift
+    /// FloatConverter().storageType   // .real
+    /// ```
     public var storageType: StorageType { .real }
 
+    /// Stores the Double nearest the value's shortest decimal form as REAL; infinities are kept and NaN throws ``ConversionError``.
+    /// ```swift
+    /// try FloatConverter().encode(0.1)   // .real(0.1)
+    /// ```
     public func encode(_ value: Float) throws -> DatabaseValue {
         if value.isNaN { throw ConversionError.cannotEncode(value, "NaN has no SQLite representation (it would become NULL)") }
         if !value.isFinite { return .real(Double(value)) }
         return .real(Double(value.description) ?? Double(value))
     }
 
+    /// Reads what ``DoubleConverter`` reads, rounded to `Float`; a finite value beyond Float's range throws ``ConversionError``.
+    /// ```swift
+    /// try FloatConverter().decode(.real(1e39))   // throws: out of Float's range
+    /// ```
     public func decode(_ value: DatabaseValue) throws -> Float {
         let d: Double
         do {
@@ -112,15 +192,34 @@ public struct FloatConverter: TypeConverter {
 }
 
 /// Decimal as TEXT, exactly; INTEGER and REAL decode too.
+/// ```swift
+/// try Db.update("insert into price (amount) values (?)", Decimal(string: "19.99")!)   // stored as TEXT '19.99'
+/// ```
 public struct DecimalConverter: TypeConverter {
+    /// Creates the converter; it is registered for `Decimal` in `Converters.shared` from the start.
+    /// ```swift
+    /// Converters.register(DecimalConverter())   // puts the built-in back after another Decimal converter
+    /// ```
     public init() {}
+    /// TEXT, the column type for `Decimal` properties.
+    /// ```swift
+    /// DecimalConverter().storageType   // .text
+    /// ```
     public var storageType: StorageType { .text }
 
+    /// Stores the value's exact decimal text; NaN throws ``ConversionError``.
+    /// ```swift
+    /// try DecimalConverter().encode(Decimal(string: "0.1")!)   // .text("0.1")
+    /// ```
     public func encode(_ value: Decimal) throws -> DatabaseValue {
         if value.isNaN { throw ConversionError.cannotEncode(value, "NaN has no SQLite representation") }
         return .text(value.description)
     }
 
+    /// Reads TEXT holding a decimal number (`"12.5"`, `"-1e3"`; spaces trimmed), INTEGER, and REAL through its shortest decimal text; REAL outside Decimal's range, other text, NULL and BLOB throw ``ConversionError``.
+    /// ```swift
+    /// try DecimalConverter().decode(.real(123.456))   // 123.456, not 123.45599999999997952
+    /// ```
     public func decode(_ value: DatabaseValue) throws -> Decimal {
         switch value {
         case .integer(let v): return Decimal(v)
