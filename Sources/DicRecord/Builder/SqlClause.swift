@@ -60,7 +60,7 @@ extension SqlClause: ExpressibleByStringLiteral {
     /// let rows = try Db.find(Select().from("student", "teacher").where("student.teacher_id = teacher.id"))
     /// ```
     public init(stringLiteral sql: String) {
-        self.init(sql, [], .comparison)
+        self.init(sql, [], .or)  // raw SQL may hold an OR: parenthesized when combined
     }
 }
 
@@ -117,7 +117,7 @@ extension SqlExpression where Self == SqlClause {
     /// let rows = try Db.find(Select(.raw("count(*) as num")).from("student").where(.raw("age > ? + 1", 17)))
     /// ```
     public static func raw(_ sql: String, _ arguments: DatabaseArgument...) -> SqlClause {
-        SqlClause(sql, arguments, .comparison)
+        SqlClause(sql, arguments, .or)  // raw SQL may hold an OR: parenthesized when combined
     }
 
     /// One bound value: `?` with `value` as its argument (patchwork's `SQLClauseArgValue`), for the
@@ -207,12 +207,12 @@ extension SqlExpression {
     /// ```swift
     /// "born".isNull                     // born IS NULL
     /// ```
-    public var isNull: SqlClause { SqlClause("\(sqlClause.operand(of: .comparison)) IS NULL", sqlClause.arguments, .comparison) }
+    public var isNull: SqlClause { SqlClause("\(sqlClause.operand(of: .atom)) IS NULL", sqlClause.arguments, .comparison) }
     /// `self IS NOT NULL`.
     /// ```swift
     /// "born".isNotNull                  // born IS NOT NULL
     /// ```
-    public var isNotNull: SqlClause { SqlClause("\(sqlClause.operand(of: .comparison)) IS NOT NULL", sqlClause.arguments, .comparison) }
+    public var isNotNull: SqlClause { SqlClause("\(sqlClause.operand(of: .atom)) IS NOT NULL", sqlClause.arguments, .comparison) }
 
     /// `self BETWEEN ? AND ?`.
     /// ```swift
@@ -220,7 +220,7 @@ extension SqlExpression {
     /// ```
     public func between(_ low: DatabaseArgument, _ high: DatabaseArgument) -> SqlClause {
         let left = sqlClause, a = SqlClause.operandValue(low), b = SqlClause.operandValue(high)
-        return SqlClause("\(left.operand(of: .comparison)) BETWEEN \(a.operand(of: .comparison)) AND \(b.operand(of: .comparison))",
+        return SqlClause("\(left.operand(of: .atom)) BETWEEN \(a.operand(of: .atom)) AND \(b.operand(of: .atom))",
                          left.arguments + a.arguments + b.arguments, .comparison)
     }
 
@@ -283,20 +283,22 @@ extension SqlExpression {
 
     private func compare(_ op: String, _ value: DatabaseArgument) -> SqlClause {
         let left = sqlClause, right = SqlClause.operandValue(value)
-        return SqlClause("\(left.operand(of: .comparison)) \(op) \(right.operand(of: .comparison))",
+        // SQLite's comparison operators have different precedences and group left to right:
+        // a compound operand on either side keeps its parentheses.
+        return SqlClause("\(left.operand(of: .atom)) \(op) \(right.operand(of: .atom))",
                          left.arguments + right.arguments, .comparison)
     }
 
     private func membership(_ op: String, _ values: [DatabaseArgument]) -> SqlClause {
         let left = sqlClause
         let items = values.map(SqlClause.operandValue)
-        return SqlClause("\(left.operand(of: .comparison)) \(op) (\(items.map(\.sql).joined(separator: ", ")))",
+        return SqlClause("\(left.operand(of: .atom)) \(op) (\(items.map(\.sql).joined(separator: ", ")))",
                          left.arguments + items.flatMap(\.arguments), .comparison)
     }
 
     private func membership(_ op: String, _ query: Select) -> SqlClause {
         let left = sqlClause
-        return SqlClause("\(left.operand(of: .comparison)) \(op) (\(query.sql))", left.arguments + query.arguments, .comparison)
+        return SqlClause("\(left.operand(of: .atom)) \(op) (\(query.sql))", left.arguments + query.arguments, .comparison)
     }
 
     private func combine(_ op: String, _ precedence: SqlClause.Precedence, _ other: SqlExpression) -> SqlClause {
@@ -506,6 +508,21 @@ enum SqlIdentifier {
             }
         }
         return single(name)
+    }
+
+    /// A table in FROM or JOIN: a name, or a name and an alias (`"student s"`, `"student AS s"`),
+    /// each part quoted only when it needs it. A table whose name holds a space is `.column("my table")`.
+    static func source(_ expression: SqlExpression) -> SqlClause {
+        guard let name = expression as? String else { return expression.sqlClause }
+        let parts = name.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+        switch parts.count {
+        case 2:
+            return SqlClause("\(render(parts[0])) \(single(parts[1]))", [], .atom)
+        case 3 where parts[1].caseInsensitiveCompare("as") == .orderedSame:
+            return SqlClause("\(render(parts[0])) AS \(single(parts[2]))", [], .atom)
+        default:
+            return SqlClause(render(name), [], .atom)
+        }
     }
 
     static func single(_ name: String) -> String {

@@ -109,13 +109,13 @@ public struct Select: SqlStatement, SqlExpression {
     /// ```swift
     /// Select().from("student", "teacher").where("student.teacher_id = teacher.id")
     /// ```
-    public func from(_ sources: SqlExpression...) -> Select { with { $0.sources += sources.map(\.sqlClause) } }
+    public func from(_ sources: SqlExpression...) -> Select { with { $0.sources += sources.map(SqlIdentifier.source) } }
 
     /// `FROM a, b`, from an array of table names or sub-queries.
     /// ```swift
     /// Select().from(["student", "teacher"])          // SELECT * FROM student, teacher
     /// ```
-    public func from(_ sources: [SqlExpression]) -> Select { with { $0.sources += sources.map(\.sqlClause) } }
+    public func from(_ sources: [SqlExpression]) -> Select { with { $0.sources += sources.map(SqlIdentifier.source) } }
 
     /// `JOIN table ON condition`.
     /// ```swift
@@ -130,7 +130,7 @@ public struct Select: SqlStatement, SqlExpression {
     public func leftJoin(_ table: SqlExpression, on condition: SqlClause) -> Select { joining("LEFT JOIN", table, condition) }
 
     private func joining(_ kind: String, _ table: SqlExpression, _ condition: SqlClause) -> Select {
-        let table = table.sqlClause
+        let table = SqlIdentifier.source(table)
         return with {
             $0.joins.append(SqlClause("\(kind) \(table.sql) ON \(condition.sql)", table.arguments + condition.arguments, .term))
         }
