@@ -12,6 +12,6 @@ struct DicRecordTool: ParsableCommand {
             Every command but import opens the database readonly; a missing database file is an \
             error and is never created. Exit codes: 0 success, 1 runtime error, 64 usage error.
             """,
-        subcommands: [TablesCommand.self, SchemaCommand.self, QueryCommand.self]
+        subcommands: [TablesCommand.self, SchemaCommand.self, QueryCommand.self, ExportCommand.self, ImportCommand.self]
     )
 }
