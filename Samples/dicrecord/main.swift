@@ -1,4 +1,0 @@
-import DicRecord
-
-// Placeholder: filled in by the samples work.
-print("dicrecord")
