@@ -93,3 +93,24 @@ import Testing
         }
     }
 }
+
+/// A readonly context lets SQLite judge statements its own SQL classifier would send to the
+/// (absent) writer: read-only PRAGMAs run, typos get SQLite's syntax error.
+@Suite struct ReadonlyStatementTests {
+    @Test func readonlyContextRunsReadingPragmasAndReportsTypos() throws {
+        try withDatabase { t in
+            try t.db.update("create table t (id integer primary key, v text)")
+            var options = DbContext.Options()
+            options.readonly = true
+            let readonly = try DbContext(path: t.path, configName: "ro", options: options)
+            try readonly.start()
+            defer { readonly.stop() }
+            let ro = Db.use("ro")
+            #expect(try ro.find("pragma table_info(t)").map { $0["name"] as String? } == ["id", "v"])
+            let typo = try #require(throws: DatabaseError.self) { try ro.find("selec * from t") }
+            #expect(typo.message.contains("syntax error"))
+            let write = try #require(throws: DicRecordError.self) { try ro.update("delete from t") }
+            #expect(write.kind == DicRecordError.Kind.readonly)
+        }
+    }
+}

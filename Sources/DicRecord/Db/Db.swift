@@ -83,7 +83,11 @@ public struct Db: Sendable {
     func querying<T>(_ sql: String, _ body: (Connection) throws -> T) throws -> T {
         switch SqlText.access(sql) {
         case .read: return try reading(body)
-        case .write: return try writing(body)
+        case .write:
+            // A readonly context has no writer: let SQLite judge the statement (a PRAGMA that
+            // only reads runs; a typo gets SQLite's own syntax error, not "readonly").
+            guard try context().options.readonly else { return try writing(body) }
+            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
         case .ask:
             return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
         }
