@@ -2,12 +2,9 @@ import DicRecord
 
 /// A statement typed by the user, run on a readonly database.
 ///
-/// DicRecord sends a statement to a reader connection only when it begins with SELECT, VALUES,
-/// EXPLAIN or WITH (and, for WITH, SQLite says it does not write); anything else it refuses on a
-/// readonly database without asking SQLite, so a mistyped first keyword would be reported as
-/// "writes are refused". The tool therefore drops leading comments before running a statement,
-/// and when DicRecord refuses it, prepares it under EXPLAIN (which never runs it) to give
-/// SQLite's own error, with its position, or else says why it cannot run.
+/// On a readonly database DicRecord refuses a statement that SQLite says may write. The tool
+/// drops leading comments and trailing semicolons before running a statement (so that `--page`
+/// can wrap it), and turns a refusal into a plain explanation.
 struct ReadonlyStatement {
     /// What the user typed.
     let typed: String
@@ -27,16 +24,7 @@ struct ReadonlyStatement {
         do {
             try body()
         } catch let error as DicRecordError where error.kind == .readonly {
-            // Preparing reports syntax errors, unknown tables and columns, with SQLite's offset.
-            _ = try db.find("explain " + sql, arguments: arguments)
-            let word = firstWord
-            if word == "pragma" {
-                throw ToolError("""
-                    a PRAGMA statement cannot run on a database opened readonly; use its table-valued \
-                    function, e.g. select * from pragma_table_info('t')
-                    """)
-            }
-            throw ToolError("the \(word.uppercased()) statement may write, and query opens the database readonly (only import writes)")
+            throw ToolError("the \(firstWord.uppercased()) statement may write, and query opens the database readonly (only import writes)")
         } catch where wrapped {
             // SQLite's message about the statement around it would mislead: ask about the statement alone.
             _ = try db.find("explain " + sql, arguments: arguments)
