@@ -3,64 +3,86 @@ import Synchronization
 import Testing
 @testable import DicRecord
 
-/// Bugs found in review (branch review-g). Each test states what should happen; the ones that
-/// fail on the current library are disabled with the failure output in a comment.
+/// Bugs found in review, each fixed: the tests state what happens now.
 @Suite struct ReviewFindingsTests {
 
     // MARK: Async transactions
 
-    /// A write that the parent task of an async transaction makes while a child task is inside a
-    /// nested `tx` (a SAVEPOINT) lands inside that savepoint: when the child's `tx` rolls back,
-    /// the parent's write, which returned successfully and belongs to the outer transaction, is
-    /// silently rolled back with it. Only nested *transactions* take turns (AsyncGate); plain
-    /// calls (and sync `tx`) from the parent or siblings join whatever savepoint is open.
-    // Failure (Db+Async.swift:146-180 nestedAsyncTransaction gates only nested tx; AsyncScope.swift:26 join lets any call in):
-    //   Expectation failed: (rows → []) == ([2] → [Optional(2)])
-    @Test(.disabled("BUG: a parent write made while a child tx savepoint is open is rolled back with that savepoint")) func parentWriteDuringAChildSavepointSurvivesTheChildRollback() async throws {
+    /// A write the parent task makes while a child task is inside a nested `tx` (a SAVEPOINT) used
+    /// to land inside that savepoint and vanish with its rollback. It now waits for the child's
+    /// transaction to end and lands in the outer transaction.
+    @Test func aParentWriteWaitsForAChildSavepointAndSurvivesItsRollback() async throws {
         try await withDatabase { t in
             try syncUpdate(t.db, "create table t (id integer primary key, v integer)")
             let db = t.db
             try await withWatchdog(seconds: 30) {
                 let (childWrote, childWroteC) = AsyncStream.makeStream(of: Void.self)
-                let (parentWrote, parentWroteC) = AsyncStream.makeStream(of: Void.self)
                 try await db.transaction { db in
                     async let child: Bool = db.tx { db in
                         try await db.update("insert into t (v) values (1)")
                         childWroteC.yield()
-                        var wait = parentWrote.makeAsyncIterator()
-                        _ = await wait.next()
+                        try await Task.sleep(for: .milliseconds(200))
                         return false  // the child's own work is rolled back
                     }
                     var wait = childWrote.makeAsyncIterator()
                     _ = await wait.next()
-                    // The parent's own write, in the outer transaction, not in the child's savepoint.
                     let inserted = try await db.update("insert into t (v) values (2)")
                     #expect(inserted == 1)
-                    parentWroteC.yield()
                     let childCommitted = try await child
                     #expect(childCommitted == false)
                 }
             }
-            let rows = try await db.query("select v from t order by v", as: Int.self)
-            #expect(rows == [2])
+            #expect(try await db.query("select v from t order by v", as: Int.self) == [2])
         }
     }
 
-    /// Same, from a sibling child task (plain write), and with a sibling's synchronous `tx`.
-    // Failure: Expectation failed: (rows → []) == ([2, 3] → [Optional(2), Optional(3)])
-    @Test(.disabled("BUG: a sibling write / committed sync tx made during a child tx savepoint is rolled back with it")) func siblingWriteDuringAChildSavepointSurvivesTheChildRollback() async throws {
+    /// When the parent waits for a child that waits for the parent, the parent's write cannot go
+    /// in: after the busy timeout it throws `.busy` (loudly) instead of landing in the child's
+    /// savepoint and vanishing with it.
+    @Test func aParentAndChildWaitingForEachOtherGetBusyNotALostWrite() async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 0.5
+        try await withDatabase(options: options) { t in
+            try syncUpdate(t.db, "create table t (id integer primary key, v integer)")
+            let db = t.db
+            try await withWatchdog(seconds: 30) {
+                let (childWrote, childWroteC) = AsyncStream.makeStream(of: Void.self)
+                let (parentDone, parentDoneC) = AsyncStream.makeStream(of: Void.self)
+                try await db.transaction { db in
+                    async let child: Bool = db.tx { db in
+                        try await db.update("insert into t (v) values (1)")
+                        childWroteC.yield()
+                        var wait = parentDone.makeAsyncIterator()
+                        _ = await wait.next()
+                        return false
+                    }
+                    var wait = childWrote.makeAsyncIterator()
+                    _ = await wait.next()
+                    let error = await #expect(throws: DicRecordError.self) { try await db.update("insert into t (v) values (2)") }
+                    #expect(error?.kind == DicRecordError.Kind.busy)
+                    #expect(error?.message.contains("nested transaction") == true)
+                    parentDoneC.yield()
+                    let childCommitted = try await child
+                    #expect(childCommitted == false)
+                }
+            }
+            #expect(try await db.query("select v from t order by v", as: Int.self) == [])
+        }
+    }
+
+    /// Same as the first, from a sibling child task: a plain write and a committed synchronous
+    /// `tx` wait for the child's savepoint and survive its rollback.
+    @Test func siblingWritesWaitForAChildSavepointAndSurviveItsRollback() async throws {
         try await withDatabase { t in
             try syncUpdate(t.db, "create table t (id integer primary key, v integer)")
             let db = t.db
             try await withWatchdog(seconds: 30) {
                 let (childWrote, childWroteC) = AsyncStream.makeStream(of: Void.self)
-                let (siblingWrote, siblingWroteC) = AsyncStream.makeStream(of: Void.self)
                 try await db.transaction { db in
                     async let child: Bool = db.tx { db in
                         try await db.update("insert into t (v) values (1)")
                         childWroteC.yield()
-                        var wait = siblingWrote.makeAsyncIterator()
-                        _ = await wait.next()
+                        try await Task.sleep(for: .milliseconds(200))
                         return false
                     }
                     async let sibling: Void = {
@@ -68,53 +90,59 @@ import Testing
                         _ = await wait.next()
                         try await db.update("insert into t (v) values (2)")
                         try await db.runAsync { try reviewSyncInsert($0, 3) }   // a committed sync tx
-                        siblingWroteC.yield()
                     }()
                     _ = try await (child, sibling)
                 }
             }
-            let rows = try await db.query("select v from t order by v", as: Int.self)
-            #expect(rows == [2, 3])
+            #expect(try await db.query("select v from t order by v", as: Int.self) == [2, 3])
         }
     }
 
-    /// Two child tasks of one task that is inside async transactions on two configs: each runs
-    /// an `each` on one config (holding that lease's lock for the whole call) and, from its
-    /// callback, a call on the other config (which waits for the other lease's lock). The two
-    /// NSLocks are taken in opposite orders: the task hangs forever (no busy timeout applies).
-    // Failure (AsyncScope.swift:26-33 holds lease.lock for the whole call; nested call on the other config takes the other lease's lock):
-    //   watchdog: the work did not finish within 20.0 s (deadlock or hang)
-    //   (the two pool threads stay blocked in NSLock.lock forever)
-    @Test(.disabled("BUG: ABBA deadlock between two TransactionLease locks (each callback on config a calls config b and vice versa)")) func crossConfigCallsFromConcurrentChildrenDoNotDeadlock() async throws {
-        try await withDatabase { t in
+    /// Two child tasks of one task inside async transactions on two configs each hold one
+    /// transaction's connection (an `each`) and call the other config from the callback. They used
+    /// to wait for each other for ever; now one of them gets `.busy` after the busy timeout and
+    /// both transactions roll back.
+    @Test func crossConfigCallsFromConcurrentChildrenEndWithBusyNotAHang() async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 0.5
+        try await withDatabase(options: options) { t in
             try syncUpdate(t.db, "create table t (v integer)")
             try syncUpdate(t.db, "insert into t (v) values (1)")
-            let other = try DbContext(path: t.folder.appendingPathComponent("db/other.sqlite").path, configName: "other")
+            let other = try DbContext(path: t.folder.appendingPathComponent("db/other.sqlite").path, configName: "other", options: options)
             try other.start()
             defer { other.stop() }
             let a = t.db, b = Db.use("other")
             try syncUpdate(b, "create table t (v integer)")
             try syncUpdate(b, "insert into t (v) values (1)")
-            try await withWatchdog(seconds: 20) {
-                try await a.transaction { a in
-                    try await b.transaction { b in
-                        let inA = ReviewFlag(), inB = ReviewFlag()
-                        async let x: Void = a.each("select v from t") { _ in
-                            inA.set()
-                            inB.wait(seconds: 5)
-                            try b.update("insert into t (v) values (2)")   // copy a → b
-                            return false
+            let outcome = SqlLog()
+            try await withWatchdog(seconds: 30) {
+                do {
+                    try await a.transaction { a in
+                        try await b.transaction { b in
+                            let inA = ReviewFlag(), inB = ReviewFlag()
+                            async let x: Void = a.each("select v from t") { _ in
+                                inA.set()
+                                inB.wait(seconds: 5)
+                                try b.update("insert into t (v) values (2)")
+                                return false
+                            }
+                            async let y: Void = b.each("select v from t") { _ in
+                                inB.set()
+                                inA.wait(seconds: 5)
+                                try a.update("insert into t (v) values (3)")
+                                return false
+                            }
+                            _ = try await (x, y)
                         }
-                        async let y: Void = b.each("select v from t") { _ in
-                            inB.set()
-                            inA.wait(seconds: 5)
-                            try a.update("insert into t (v) values (3)")   // copy b → a
-                            return false
-                        }
-                        _ = try await (x, y)
                     }
+                    outcome.append("committed")
+                } catch let error as DicRecordError {
+                    outcome.append("\(error.kind)")
                 }
             }
+            #expect(outcome.statements == ["busy"])
+            #expect(try await a.queryInt("select count(*) from t") == 1)
+            #expect(try await b.queryInt("select count(*) from t") == 1)
         }
     }
 

@@ -4,56 +4,112 @@ import Synchronization
 /// The writer connection of one async transaction, shared by every call its task (and the
 /// task's children) makes on that config while the transaction is open.
 ///
-/// Calls from the task take `lock` for their duration, so child tasks of one transaction use
-/// the connection one at a time. Nested async transactions at one depth wait for each other on
-/// `nestingGate(depth:)`, so their savepoints never interleave.
+/// - Calls take the connection one at a time; a call waits for another task's call at most the
+///   busy timeout, then throws `.busy` (two tasks that wait for each other across two configs
+///   get an error, not a hang).
+/// - While a nested async transaction has a savepoint open, only calls from inside it (its task
+///   and that task's children) use the connection; the others wait for it to end, so their work
+///   is never rolled back with someone else's savepoint.
+/// - Nested async transactions at one depth take turns on `nestingGate(depth:)`.
 final class TransactionLease: @unchecked Sendable {
     let poolID: ObjectIdentifier
     let connection: Connection
     let configName: String
-    private let lock = NSLock()
-    private var ended = false                 // guarded by lock
-    private var gates: [Int: AsyncGate] = [:] // guarded by lock
+    private let busyTimeout: Double
+    private let condition = NSCondition()
+    private var ended = false                    // guarded by condition
+    private var inUse = false                    // guarded by condition
+    private var openNested: [NestingToken] = []  // guarded by condition; innermost last
+    private var gates: [Int: AsyncGate] = [:]    // guarded by condition
 
-    init(poolID: ObjectIdentifier, connection: Connection, configName: String) {
+    init(poolID: ObjectIdentifier, connection: Connection, configName: String, busyTimeout: Double) {
         self.poolID = poolID
         self.connection = connection
         self.configName = configName
+        self.busyTimeout = busyTimeout
     }
 
     /// Runs `body` with the connection installed as this thread's writer for the pool, or returns
     /// nil when the transaction has already ended (a task that outlived it is no part of it).
-    func join<T>(_ leases: ThreadLeases, _ body: (Connection) throws -> T) rethrows -> T? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !ended else { return nil }
+    func join<T>(_ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T? {
+        let chain = AsyncScope.nesting
+        condition.lock()
+        let deadline = Date(timeIntervalSinceNow: busyTimeout)
+        while !ended && (inUse || !admits(chain)) {
+            if !condition.wait(until: deadline) && !ended && (inUse || !admits(chain)) {
+                let nested = !openNested.isEmpty && !admits(chain)
+                condition.unlock()
+                throw DicRecordError(.busy,
+                    "waited \(busyTimeout) s for the transaction's connection on config '\(configName)': "
+                        + (nested ? "a concurrent task of the same transaction kept a nested transaction open"
+                                  : "a concurrent task of the same transaction kept using it"),
+                    configName: configName)
+            }
+        }
+        if ended {
+            condition.unlock()
+            return nil
+        }
+        inUse = true
+        condition.unlock()
         leases.writers[poolID] = connection
-        defer { leases.writers[poolID] = nil }
+        defer {
+            leases.writers[poolID] = nil
+            condition.lock()
+            inUse = false
+            condition.broadcast()
+            condition.unlock()
+        }
         return try body(connection)
     }
 
+    /// Whether a call from a task inside the nested transactions `chain` may use the connection now.
+    private func admits(_ chain: [NestingToken]) -> Bool {
+        guard let innermost = openNested.last else { return true }
+        return chain.contains { $0 === innermost }
+    }
+
+    /// A nested async transaction opened its savepoint: from now on only its own calls get in.
+    func beginNested(_ token: NestingToken) {
+        condition.lock()
+        openNested.append(token)
+        condition.unlock()
+    }
+
+    /// The nested transaction `token` ended (released or rolled back): the others may go on.
+    func endNested(_ token: NestingToken) {
+        condition.lock()
+        openNested.removeAll { $0 === token }
+        condition.broadcast()
+        condition.unlock()
+    }
+
     var isOpen: Bool {
-        lock.lock()
-        defer { lock.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         return !ended
     }
 
     /// Marks the transaction over: later calls through this lease run on their own.
     func end() {
-        lock.lock()
+        condition.lock()
         ended = true
-        lock.unlock()
+        condition.broadcast()
+        condition.unlock()
     }
 
     func nestingGate(depth: Int) -> AsyncGate {
-        lock.lock()
-        defer { lock.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
         if let gate = gates[depth] { return gate }
         let gate = AsyncGate()
         gates[depth] = gate
         return gate
     }
 }
+
+/// The identity of one nested async transaction, for `TransactionLease`'s admission rule.
+final class NestingToken: Sendable {}
 
 /// A mutex for tasks: waiting suspends the task instead of blocking its thread.
 final class AsyncGate: Sendable {
@@ -95,6 +151,9 @@ final class AsyncGate: Sendable {
 /// join only while the transaction is open).
 enum AsyncScope {
     @TaskLocal static var transactions: [TransactionLease] = []
+
+    /// The nested async transactions the current task is inside, outermost first.
+    @TaskLocal static var nesting: [NestingToken] = []
 
     /// How many async transactions are open, in any task: while none is, synchronous calls skip
     /// the task-local lookup entirely.

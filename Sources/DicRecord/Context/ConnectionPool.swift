@@ -17,7 +17,7 @@ import Synchronization
 final class ConnectionPool: @unchecked Sendable {
     let configName: String
     private let writer: Connection?
-    private let busyTimeout: Double
+    let busyTimeout: Double
     private let makeReader: (() throws -> Connection)?
     private let maxReaders: Int
 
@@ -172,6 +172,10 @@ final class ConnectionPool: @unchecked Sendable {
                 readerGate.lock()
                 switch opened {
                 case .success(let reader):
+                    if isClosed {  // stopped while it opened: never handed out, never leaked
+                        reader.close()
+                        throw closedError()
+                    }
                     allReaders.append(reader)
                     return reader
                 case .failure(let error):

@@ -109,7 +109,8 @@ extension Db {
             }
             try Task.checkCancellation()
             let connection = try pool.leaseWriter()
-            let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName)
+            let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
+                                         busyTimeout: pool.busyTimeout)
             AsyncScope.openCount.add(1, ordering: .relaxed)
             defer {
                 lease.end()
@@ -150,31 +151,42 @@ extension Db {
         await gate.acquire()
         defer { gate.release() }
         let connection = lease.connection
+        let token = NestingToken()
+        let inside = AsyncScope.nesting + [token]
         let depth = try control(lease) { () -> Int in
             let depth = connection.transactionDepth
             _ = try connection.run("SAVEPOINT dicrecord_savepoint_\(depth)", .none)
             connection.transactionDepth = depth + 1
             return depth
         }
+        // While the savepoint is open, only this transaction's own calls use the connection.
+        lease.beginNested(token)
+        defer { lease.endNested(token) }
         let savepoint = "dicrecord_savepoint_\(depth)"
         let result: T
         do {
-            result = try await AsyncScope.$transactions.withValue(enclosing + [lease]) { try await body(self) }
+            result = try await AsyncScope.$transactions.withValue(enclosing + [lease]) {
+                try await AsyncScope.$nesting.withValue(inside) { try await body(self) }
+            }
         } catch {
-            try? control(lease) { connection.transactionDepth = depth; rollback(connection, depth: depth, savepoint: savepoint) }
+            try? AsyncScope.$nesting.withValue(inside) {
+                try control(lease) { connection.transactionDepth = depth; rollback(connection, depth: depth, savepoint: savepoint) }
+            }
             throw error
         }
         let commits = commit(result)
-        try control(lease) {
-            connection.transactionDepth = depth
-            guard commits else { return rollback(connection, depth: depth, savepoint: savepoint) }
-            do {
-                _ = try connection.run("RELEASE \(savepoint)", .none)
-            } catch {
-                rollback(connection, depth: depth, savepoint: savepoint)
-                throw error
+        try AsyncScope.$nesting.withValue(inside) {
+            try control(lease) {
+                connection.transactionDepth = depth
+                guard commits else { return rollback(connection, depth: depth, savepoint: savepoint) }
+                do {
+                    _ = try connection.run("RELEASE \(savepoint)", .none)
+                } catch {
+                    rollback(connection, depth: depth, savepoint: savepoint)
+                    throw error
+                }
+                connection.keepSaves(committedAt: depth)
             }
-            connection.keepSaves(committedAt: depth)
         }
         return result
     }
