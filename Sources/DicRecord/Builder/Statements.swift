@@ -59,6 +59,44 @@ private struct SqlBuffer {
     }
 }
 
+/// The WHERE, ORDER BY, LIMIT and OFFSET parts that `Select`, `Update` and `Delete` share.
+private struct RowFilter {
+    var condition: SqlClause?
+    var orderings: [SqlClause] = []
+    var limit: Int?
+    var offset: Int?
+
+    /// `WHERE condition`, or `AND condition` after an earlier one.
+    mutating func add(_ condition: SqlClause) {
+        self.condition = self.condition.map { $0.and(condition) } ?? condition
+    }
+
+    func appendWhere(to buffer: inout SqlBuffer) {
+        if let condition {
+            buffer.append(" WHERE ")
+            buffer.append(condition)
+        }
+    }
+
+    /// ORDER BY, LIMIT and OFFSET; SQLite wants a LIMIT before an OFFSET (`LIMIT -1` is none).
+    func appendOrderAndLimit(to buffer: inout SqlBuffer) {
+        buffer.append(" ORDER BY ", orderings)
+        if let limit { buffer.append(" LIMIT \(limit)") }
+        if let offset { buffer.append(limit == nil ? " LIMIT -1 OFFSET \(offset)" : " OFFSET \(offset)") }
+    }
+}
+
+/// Builder methods return a changed copy.
+protocol CopyOnChange {}
+
+extension CopyOnChange {
+    func with(_ change: (inout Self) -> Void) -> Self {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+}
+
 /// `SELECT`, built a clause at a time (patchwork's `ALSQLSelectStatement`):
 /// ```swift
 /// let query = Select(.raw("COUNT(*) AS num"), SQL.upper("province").as("province"))
@@ -70,17 +108,14 @@ private struct SqlBuffer {
 /// let rows = try Db.find(query)
 /// ```
 /// Column names are quoted only when they need it; values are always bound.
-public struct Select: SqlStatement, SqlExpression {
+public struct Select: SqlStatement, SqlExpression, CopyOnChange {
     private var columns: [SqlClause]
     private var isDistinct = false
     private var sources: [SqlClause] = []
     private var joins: [SqlClause] = []
-    private var condition: SqlClause?
+    private var filter = RowFilter()
     private var groups: [SqlClause] = []
     private var havingCondition: SqlClause?
-    private var orderings: [SqlClause] = []
-    private var limitCount: Int?
-    private var offsetCount: Int?
 
     /// `SELECT columns` (`SELECT *` when none): strings are column names, ``SqlClause``s expressions.
     /// ```swift
@@ -140,7 +175,7 @@ public struct Select: SqlStatement, SqlExpression {
     /// ```swift
     /// Select().from("student").where("age".gt(12)).where("name".prefixLike("J"))   // … WHERE age > ? AND name LIKE ?
     /// ```
-    public func `where`(_ condition: SqlClause) -> Select { with { $0.condition = $0.condition.map { $0.and(condition) } ?? condition } }
+    public func `where`(_ condition: SqlClause) -> Select { with { $0.filter.add(condition) } }
 
     /// `GROUP BY` columns or expressions, added to those of earlier calls.
     /// ```swift
@@ -158,32 +193,26 @@ public struct Select: SqlStatement, SqlExpression {
     /// ```swift
     /// Select().from("student").orderBy("age".desc, "name")   // … ORDER BY age DESC, name
     /// ```
-    public func orderBy(_ terms: SqlExpression...) -> Select { with { $0.orderings += terms.map(\.sqlClause) } }
+    public func orderBy(_ terms: SqlExpression...) -> Select { with { $0.filter.orderings += terms.map(\.sqlClause) } }
 
     /// `ORDER BY` terms from an array, added to those of earlier calls.
     /// ```swift
     /// Select().from("student").orderBy(["age".desc, "name"])
     /// ```
-    public func orderBy(_ terms: [SqlExpression]) -> Select { with { $0.orderings += terms.map(\.sqlClause) } }
+    public func orderBy(_ terms: [SqlExpression]) -> Select { with { $0.filter.orderings += terms.map(\.sqlClause) } }
 
     /// `LIMIT n`, written into the SQL.
     /// ```swift
     /// Select().from("student").orderBy("age").limit(10)      // … LIMIT 10
     /// ```
-    public func limit(_ count: Int) -> Select { with { $0.limitCount = count } }
+    public func limit(_ count: Int) -> Select { with { $0.filter.limit = count } }
 
     /// `OFFSET n`, written into the SQL.
     /// Without a limit, `LIMIT -1` is written before it, as SQLite requires.
     /// ```swift
     /// Select().from("student").orderBy("id").limit(10).offset(20)   // … LIMIT 10 OFFSET 20
     /// ```
-    public func offset(_ count: Int) -> Select { with { $0.offsetCount = count } }
-
-    private func with(_ change: (inout Select) -> Void) -> Select {
-        var copy = self
-        change(&copy)
-        return copy
-    }
+    public func offset(_ count: Int) -> Select { with { $0.filter.offset = count } }
 
     private var built: SqlBuffer {
         var buffer = SqlBuffer()
@@ -191,12 +220,10 @@ public struct Select: SqlStatement, SqlExpression {
         if columns.isEmpty { buffer.append("*") } else { buffer.append("", columns) }
         buffer.append(" FROM ", sources)
         buffer.append(" ", joins, separator: " ")
-        if let condition { buffer.append(" WHERE "); buffer.append(condition) }
+        filter.appendWhere(to: &buffer)
         buffer.append(" GROUP BY ", groups)
         if let havingCondition { buffer.append(" HAVING "); buffer.append(havingCondition) }
-        buffer.append(" ORDER BY ", orderings)
-        if let limitCount { buffer.append(" LIMIT \(limitCount)") }
-        if let offsetCount { buffer.append(limitCount == nil ? " LIMIT -1 OFFSET \(offsetCount)" : " OFFSET \(offsetCount)") }
+        filter.appendOrderAndLimit(to: &buffer)
         return buffer
     }
 
@@ -227,7 +254,7 @@ public struct Select: SqlStatement, SqlExpression {
 /// Insert(into: "students").values(["name": "Roger", "age": 34])
 /// Insert(into: "archive").select(Select().from("students").where("age".gt(30)))
 /// ```
-public struct Insert: SqlWriteStatement {
+public struct Insert: SqlWriteStatement, CopyOnChange {
     private let table: String
     private var policy: ConflictPolicy?
     private var columnNames: [String] = []
@@ -290,12 +317,6 @@ public struct Insert: SqlWriteStatement {
     /// ```
     public func select(_ query: Select) -> Insert { with { $0.query = query } }
 
-    private func with(_ change: (inout Insert) -> Void) -> Insert {
-        var copy = self
-        change(&copy)
-        return copy
-    }
-
     private var built: SqlBuffer {
         var buffer = SqlBuffer()
         buffer.append("INSERT")
@@ -336,14 +357,11 @@ public struct Insert: SqlWriteStatement {
 /// Update("students").set(["age": 30]).set("gender".eq("2")).where("name".eq("Roger"))
 /// // UPDATE students SET age = ?, gender = ? WHERE name = ?   [30, "2", "Roger"]
 /// ```
-public struct Update: SqlWriteStatement {
+public struct Update: SqlWriteStatement, CopyOnChange {
     private let table: String
     private var policy: ConflictPolicy?
     private var assignments: [SqlClause] = []
-    private var condition: SqlClause?
-    private var orderings: [SqlClause] = []
-    private var limitCount: Int?
-    private var offsetCount: Int?
+    private var filter = RowFilter()
 
     /// `UPDATE table`; add assignments with `set` and a condition with `where`.
     /// ```swift
@@ -390,31 +408,25 @@ public struct Update: SqlWriteStatement {
     /// ```swift
     /// Update("student").set(["age": 14]).where("class_id".eq(3)).where("age".isNull)
     /// ```
-    public func `where`(_ condition: SqlClause) -> Update { with { $0.condition = $0.condition.map { $0.and(condition) } ?? condition } }
+    public func `where`(_ condition: SqlClause) -> Update { with { $0.filter.add(condition) } }
 
     /// `ORDER BY` terms (needs SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT).
     /// ```swift
     /// Update("student").set(["prize": 1]).orderBy("score".desc).limit(3)
     /// ```
-    public func orderBy(_ terms: SqlExpression...) -> Update { with { $0.orderings += terms.map(\.sqlClause) } }
+    public func orderBy(_ terms: SqlExpression...) -> Update { with { $0.filter.orderings += terms.map(\.sqlClause) } }
 
     /// `LIMIT n` (needs SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT).
     /// ```swift
     /// Update("student").set(["prize": 1]).orderBy("score".desc).limit(3)
     /// ```
-    public func limit(_ count: Int) -> Update { with { $0.limitCount = count } }
+    public func limit(_ count: Int) -> Update { with { $0.filter.limit = count } }
 
     /// `OFFSET n`, after a `limit` (needs SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT).
     /// ```swift
     /// Update("student").set(["prize": 2]).orderBy("score".desc).limit(3).offset(3)
     /// ```
-    public func offset(_ count: Int) -> Update { with { $0.offsetCount = count } }
-
-    private func with(_ change: (inout Update) -> Void) -> Update {
-        var copy = self
-        change(&copy)
-        return copy
-    }
+    public func offset(_ count: Int) -> Update { with { $0.filter.offset = count } }
 
     private var built: SqlBuffer {
         var buffer = SqlBuffer()
@@ -422,10 +434,8 @@ public struct Update: SqlWriteStatement {
         if let policy { buffer.append(" OR \(policy.rawValue)") }
         buffer.append(" \(SqlIdentifier.render(table))")
         buffer.append(" SET ", assignments)
-        if let condition { buffer.append(" WHERE "); buffer.append(condition) }
-        buffer.append(" ORDER BY ", orderings)
-        if let limitCount { buffer.append(" LIMIT \(limitCount)") }
-        if let offsetCount { buffer.append(" OFFSET \(offsetCount)") }
+        filter.appendWhere(to: &buffer)
+        filter.appendOrderAndLimit(to: &buffer)
         return buffer
     }
 
@@ -448,12 +458,9 @@ public struct Update: SqlWriteStatement {
 /// ```
 /// ORDER BY and LIMIT on DELETE and UPDATE need SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT
 /// (Debian's and Ubuntu's are; Apple's is not): elsewhere such a statement throws SQLite's syntax error.
-public struct Delete: SqlWriteStatement {
+public struct Delete: SqlWriteStatement, CopyOnChange {
     private let table: String
-    private var condition: SqlClause?
-    private var orderings: [SqlClause] = []
-    private var limitCount: Int?
-    private var offsetCount: Int?
+    private var filter = RowFilter()
 
     /// `DELETE FROM table`; without `where`, every row.
     /// ```swift
@@ -467,39 +474,31 @@ public struct Delete: SqlWriteStatement {
     /// ```swift
     /// Delete(from: "student").where("class_id".eq(3)).where("age".gt(20))
     /// ```
-    public func `where`(_ condition: SqlClause) -> Delete { with { $0.condition = $0.condition.map { $0.and(condition) } ?? condition } }
+    public func `where`(_ condition: SqlClause) -> Delete { with { $0.filter.add(condition) } }
 
     /// `ORDER BY` terms (needs SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT).
     /// ```swift
     /// Delete(from: "log").orderBy("created".asc).limit(100)
     /// ```
-    public func orderBy(_ terms: SqlExpression...) -> Delete { with { $0.orderings += terms.map(\.sqlClause) } }
+    public func orderBy(_ terms: SqlExpression...) -> Delete { with { $0.filter.orderings += terms.map(\.sqlClause) } }
 
     /// `LIMIT n` (needs SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT).
     /// ```swift
     /// Delete(from: "log").orderBy("created".asc).limit(100)
     /// ```
-    public func limit(_ count: Int) -> Delete { with { $0.limitCount = count } }
+    public func limit(_ count: Int) -> Delete { with { $0.filter.limit = count } }
 
     /// `OFFSET n`, after a `limit` (needs SQLite built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT).
     /// ```swift
     /// Delete(from: "log").orderBy("created".desc).limit(100).offset(1000)
     /// ```
-    public func offset(_ count: Int) -> Delete { with { $0.offsetCount = count } }
-
-    private func with(_ change: (inout Delete) -> Void) -> Delete {
-        var copy = self
-        change(&copy)
-        return copy
-    }
+    public func offset(_ count: Int) -> Delete { with { $0.filter.offset = count } }
 
     private var built: SqlBuffer {
         var buffer = SqlBuffer()
         buffer.append("DELETE FROM \(SqlIdentifier.render(table))")
-        if let condition { buffer.append(" WHERE "); buffer.append(condition) }
-        buffer.append(" ORDER BY ", orderings)
-        if let limitCount { buffer.append(" LIMIT \(limitCount)") }
-        if let offsetCount { buffer.append(" OFFSET \(offsetCount)") }
+        filter.appendWhere(to: &buffer)
+        filter.appendOrderAndLimit(to: &buffer)
         return buffer
     }
 
