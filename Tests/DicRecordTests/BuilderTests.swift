@@ -240,7 +240,7 @@ final class BuilderStudent: Model {
         try withDatabase { t in
             let db = t.db
             try db.update("create table people (id integer primary key, name text, age integer, city text, score real)")
-            var random = SplitMix(seed: 42)
+            var random = SplitMix64(seed: 42)
             let cities = ["bj", "sh", "sz", "hk", nil]
             try db.batch("insert into people (name, age, city, score) values (?, ?, ?, ?)", (0..<1000).map { i -> [DatabaseArgument] in
                 ["p\(random.next() % 500)", Int(random.next() % 80), cities[Int(random.next() % 5)], Double(random.next() % 1000) / 10]

@@ -26,7 +26,7 @@ import Testing
     /// One worker's operations: 60% transfers, 30% reads of the total, 10% a transfer made of two
     /// nested transactions, one of which rolls back.
     private static func work(_ db: Db, seed: UInt64, operations: Int, totals: Counter, badTotals: Counter) async throws {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         for _ in 0..<operations {
             let from = Int(random.next() % UInt64(accounts)) + 1
             let to = Int(random.next() % UInt64(accounts)) + 1
@@ -118,7 +118,7 @@ import Testing
     /// The synchronous API from plain threads: transfers, reads inside `each` callbacks that
     /// write (nested calls join), nested tx.
     private static func syncWork(_ db: Db, seed: UInt64, operations: Int, totals: Counter, badTotals: Counter) throws {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         for _ in 0..<operations {
             let from = Int(random.next() % UInt64(accounts)) + 1
             let to = Int(random.next() % UInt64(accounts)) + 1
@@ -186,19 +186,6 @@ import Testing
             try await writer.value
             #expect(try await db.queryInt("select sum(balance) from account") == 0)
         }
-    }
-}
-
-/// A small deterministic generator, so a failing run can be repeated.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -12,18 +12,6 @@ import Darwin
 // reported committed. And two processes writing one file at the same time both finish.
 
 /// A deterministic generator, so that a failing run can be replayed with its seed.
-private struct CrashRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private func sendSigkill(_ pid: Int32) {
     _ = kill(pid, SIGKILL)
 }
@@ -170,7 +158,7 @@ struct CrashConsistencyTests {
 
         let seed = ProcessInfo.processInfo.environment["DICRECORD_CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("CrashConsistencyTests: seed \(seed) (replay with DICRECORD_CRASH_SEED=\(seed))")
-        var random = CrashRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
 
         var reported = Set<Int>()
         var killedWhileWriting = 0

@@ -428,27 +428,6 @@ struct FuzzStats: CustomStringConvertible {
     }
 }
 
-/// SplitMix64: a tiny seeded generator; each iteration gets its own stream, so one input can be replayed alone.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64, stream: UInt64) {
-        state = seed ^ (stream &* 0xD1B5_4A32_D192_ED03)
-        _ = next()
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func chance(_ oneIn: Int) -> Bool { Int.random(in: 0..<oneIn, using: &self) == 0 }
-    mutating func pick<T>(_ items: [T]) -> T { items.randomElement(using: &self)! }
-}
-
 struct HostileInput: CustomStringConvertible {
     enum Arguments {
         case positional([DatabaseArgument])
