@@ -73,9 +73,8 @@ extension Db {
                         if plan.keyIsColumn == nil { plan.keyIsColumn = connection.tableHasColumn(plan.table, key) }
                         if plan.keyIsColumn == true { writtenKey = key }
                     }
-                    RollbackUndo.note(record, key: writtenKey, on: connection)
-                    if let writtenKey { record.put(writtenKey, .integer(connection.lastInsertRowid)) }
-                    record.clearModified()
+                    RollbackUndo.finishSave(record, key: writtenKey, generated: writtenKey.map { _ in .integer(connection.lastInsertRowid) },
+                                            on: connection)
                     next += 1
                 }
             }
@@ -95,8 +94,7 @@ extension Db {
             let changed = try connection.run(sql, .values(changes.map(\.value) + keyValues))
             // No row matched (deleted meanwhile?): the edits stay marked, not silently dropped.
             if changed > 0 {
-                RollbackUndo.note(record, key: nil, on: connection)
-                record.clearModified()
+                RollbackUndo.finishSave(record, key: nil, generated: nil, on: connection)
             }
             return changed > 0
         }

@@ -5,18 +5,22 @@
 /// mistaken for a stored one.
 struct RollbackUndo {
     let record: Record
-    let modified: [String]
+    let modified: Record.ModifiedSet
     /// The key column written back, and what it held before (nil: the column was absent).
     let key: String?
     let previousKey: DatabaseValue?
 
-    /// Notes what saving `record` is about to change, when `connection` is inside a transaction
-    /// (in autocommit a save that returns has been committed: nothing to take back).
-    static func note(_ record: Record, key: String?, on connection: Connection) {
-        guard connection.transactionDepth > 0 else { return }
-        let previous = key.flatMap { record.storedValue($0) }
-        connection.rollbackUndos.append((connection.transactionDepth,
-                                         RollbackUndo(record: record, modified: record.modifiedColumns, key: key, previousKey: previous)))
+    /// Ends a save of `record` on `connection`: writes the `generated` key back into column `key`
+    /// and clears the modified flags; inside a transaction, notes how to undo both should it roll
+    /// back (in autocommit a save that returns has been committed: nothing to take back).
+    static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, on connection: Connection) {
+        let depth = connection.transactionDepth
+        let writtenKey = generated == nil ? nil : key
+        var previous: DatabaseValue?
+        if let writtenKey, let generated { previous = record.exchange(writtenKey, generated) }
+        let cleared = record.clearModified()
+        guard depth > 0 else { return }
+        connection.rollbackUndos.append((depth, RollbackUndo(record: record, modified: cleared, key: writtenKey, previousKey: previous)))
     }
 
     func apply() {

@@ -20,9 +20,8 @@ extension Model {
             let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
             let sql = schema.insertSQL(for: row.names)
             let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, .values(row.values)) }
-            RollbackUndo.note(record, key: row.keyIsMissing ? "id" : nil, on: connection)
-            if row.keyIsMissing { record.put("id", .integer(connection.lastInsertRowid)) }
-            record.clearModified()
+            RollbackUndo.finishSave(record, key: "id", generated: row.keyIsMissing ? .integer(connection.lastInsertRowid) : nil,
+                                    on: connection)
             return changed > 0
         }
         layoutMap = nil
@@ -94,17 +93,15 @@ extension Model {
                     + updates.map { "\(SqlText.quote($0)) = excluded.\(SqlText.quote($0))" }.joined(separator: ", ")
             }
             if hasIdColumn { sql += " RETURNING \"id\"" }
-            RollbackUndo.note(storage, key: hasIdColumn ? "id" : nil, on: connection)
             return try connection.withStatement(sql, .values(supplied.map(\.1))) { statement in
                 var returned: DatabaseValue?
                 while try connection.step(statement, .values(supplied.map(\.1))) {
                     returned = statement.value(at: 0)
                 }
-                if let returned, returned != .null { storage.put("id", returned) }
+                RollbackUndo.finishSave(storage, key: "id", generated: returned == .null ? nil : returned, on: connection)
                 return returned != nil || !hasIdColumn
             }
         }
-        storage.clearModified()
         layoutMap = nil
         didSave()
         return changed

@@ -398,15 +398,23 @@ public final class Record: Sendable {
         return value
     }
 
-    /// Writes a stored value without marking the column modified (generated ids, fetched data).
-    func put(_ column: String, _ value: DatabaseValue) {
+    /// `put`, returning what the column held before (nil: it did not exist), in one lock.
+    func exchange(_ column: String, _ value: DatabaseValue) -> DatabaseValue? {
         lock.withLock { _ in
-            let i = position(creating: column)
+            let existing = layout.position(of: column)
+            let previous = existing.map { values[$0] }
+            let i = existing ?? position(creating: column)
             willMutate()
             values[i] = value
             if cells != nil { cells![i] = Cell() }
             forgetConverted(at: i)
+            return previous
         }
+    }
+
+    /// Writes a stored value without marking the column modified (generated ids, fetched data).
+    func put(_ column: String, _ value: DatabaseValue) {
+        _ = exchange(column, value)
     }
 
     private func position(creating column: String) -> Int {
@@ -565,22 +573,44 @@ public final class Record: Sendable {
         }
     }
 
-    /// Marks `columns` modified again (a save whose transaction rolled back).
-    func markModified(_ columns: [String]) {
+    /// The columns a save found modified: positions in `layout` (bits for the first 64, the rest
+    /// listed), kept without allocating for the common record.
+    struct ModifiedSet {
+        let layout: RowLayout
+        var bits: UInt64 = 0
+        var more: [Int] = []
+
+        var positions: [Int] {
+            (0..<64).filter { bits & (1 << UInt64($0)) != 0 } + more
+        }
+    }
+
+    /// Marks modified again the columns of `set` (a save whose transaction rolled back), by
+    /// position when the layout is unchanged, else by name.
+    func markModified(_ set: ModifiedSet) {
         lock.withLock { _ in
-            for column in columns {
-                guard let i = layout.position(of: column) else { continue }
+            let current = layout
+            for i in set.positions {
+                let position = current === set.layout ? i : set.layout.names.indices.contains(i)
+                    ? current.position(of: set.layout.names[i]) : nil
+                guard let position, position < values.count else { continue }
                 ensureCells()
-                cells![i].modified = true
+                cells![position].modified = true
             }
         }
     }
 
-    /// Clears the modified flags (after a successful save or update).
-    func clearModified() {
+    /// Clears the modified flags (after a successful save or update); returns which were set.
+    @discardableResult
+    func clearModified() -> ModifiedSet {
         lock.withLock { _ in
-            guard let state, state.cells != nil else { return }
-            for i in state.cells!.indices { state.cells![i].modified = false }
+            var set = ModifiedSet(layout: layout)
+            guard let state, state.cells != nil else { return set }
+            for i in state.cells!.indices where state.cells![i].modified {
+                if i < 64 { set.bits |= 1 << UInt64(i) } else { set.more.append(i) }
+                state.cells![i].modified = false
+            }
+            return set
         }
     }
 
