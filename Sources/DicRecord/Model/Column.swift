@@ -47,8 +47,8 @@ public struct Column<Value>: ModelField {
     /// ```
     @available(*, unavailable, message: "@Column is only available on properties of a Model")
     public var wrappedValue: Value {
-        get { fatalError("unavailable") }
-        set { fatalError("unavailable") }
+        get { fatalError("unreachable: wrappedValue is @available(*, unavailable); models reach the value through subscript(_enclosingInstance:)") }
+        set { fatalError("unreachable: wrappedValue is @available(*, unavailable); models reach the value through subscript(_enclosingInstance:)") }
     }
 
     /// Reads and writes of the property, which go to the model's record (through the converters).

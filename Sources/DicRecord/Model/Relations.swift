@@ -30,8 +30,8 @@ public struct Reference<Target: Model>: ModelField {
     /// ```
     @available(*, unavailable, message: "@Reference is only available on properties of a Model")
     public var wrappedValue: Target? {
-        get { fatalError("unavailable") }
-        set { fatalError("unavailable") }
+        get { fatalError("unreachable: wrappedValue is @available(*, unavailable); models reach the value through subscript(_enclosingInstance:)") }
+        set { fatalError("unreachable: wrappedValue is @available(*, unavailable); models reach the value through subscript(_enclosingInstance:)") }
     }
 
     /// Reads and writes of the property: a read loads the referenced model (nil when the key is
@@ -89,7 +89,7 @@ public struct Children<Child: Model>: ModelField {
     /// ```
     @available(*, unavailable, message: "@Children is only available on properties of a Model")
     public var wrappedValue: [Child] {
-        fatalError("unavailable")
+        fatalError("unreachable: wrappedValue is @available(*, unavailable); models reach the value through subscript(_enclosingInstance:)")
     }
 
     /// Reads of the property: one query per read, `[]` when the model has no id yet or the query fails.
