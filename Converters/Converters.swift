@@ -104,7 +104,7 @@ public final class Converters: Sendable {
         converter(for: type)?.storageType
     }
 
-    /// True while Int, Int64, Double, String, Data and Bool use the built-in converters here.
+    /// True while Int, Int64, Double, String, Data, Bool, Date and URL use the built-in converters here.
     package var fastPathEnabled: Bool {
         guard Self.anyReplacesFastPathType.load(ordering: .acquiring) else { return true }
         return !replacesFastPathType.load(ordering: .acquiring) && (parent?.fastPathEnabled ?? true)

@@ -8,7 +8,7 @@ enum FastPath {
     static let types: Set<ObjectIdentifier> = [
         ObjectIdentifier(Int.self), ObjectIdentifier(Int64.self), ObjectIdentifier(Double.self),
         ObjectIdentifier(String.self), ObjectIdentifier(Data.self), ObjectIdentifier(Bool.self),
-        ObjectIdentifier(Date.self),
+        ObjectIdentifier(Date.self), ObjectIdentifier(URL.self),
     ]
 
     /// The encoding of a fast-type value, or nil for any other type. Called with an opened

@@ -43,11 +43,12 @@ struct ChecksumMismatch: Error, CustomStringConvertible {
 /// first implementation's (raw C, registered first).
 final class Bench {
     let quick: Bool
-    /// When set, only implementations whose name contains it run (for profiling one of them).
-    let only: String?
+    /// When set, only implementations whose name contains one of these run (for profiling one of
+    /// them, or timing it next to raw: `--only raw,"dicrecord each"`).
+    let only: [String]?
     private(set) var measurements: [Measurement] = []
 
-    init(quick: Bool, only: String?) {
+    init(quick: Bool, only: [String]?) {
         self.quick = quick
         self.only = only
     }
@@ -60,7 +61,7 @@ final class Bench {
         log("\(name)")
         let workload = Workload(name: name)
         try body(workload)
-        let cases = workload.cases.filter { only == nil || $0.implementation.contains(only!) }
+        let cases = workload.cases.filter { item in only?.contains { item.implementation.contains($0) } ?? true }
         var times = Array(repeating: [Duration](), count: cases.count)
         var peaks = Array(repeating: Int?(0), count: cases.count)
         for round in 0..<(warmUp ? runs + 1 : runs) {

@@ -1,8 +1,8 @@
 import Foundation
 
-// swift run -c release --package-path Benchmarks bench [workload…] [--quick] [--only TEXT]
+// swift run -c release --package-path Benchmarks bench [workload…] [--quick] [--only TEXT[,TEXT…]]
 //
-// --only TEXT runs only the implementations whose name contains TEXT (to profile one of them:
+// --only TEXT[,TEXT…] runs only the implementations whose name contains one of them (to profile one:
 // `perf record -g .build/release/bench fetch_positional --only "dicrecord each"`).
 //
 // Times DicRecord against the raw SQLite C API and GRDB on the workloads of
@@ -13,7 +13,7 @@ let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixe
                  "concurrency", "read_during_write"]
 
 var quick = false
-var only: String?
+var only: [String]?
 var chosen: [String] = []
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -21,9 +21,9 @@ while let argument = arguments.popFirst() {
     case "--quick":
         quick = true
     case "--only":
-        only = arguments.popFirst()
+        only = arguments.popFirst().map { $0.split(separator: ",").map(String.init) }
     case "-h", "--help":
-        print("usage: bench [workload…] [--quick] [--only TEXT]\nworkloads: \(workloads.joined(separator: " "))")
+        print("usage: bench [workload…] [--quick] [--only TEXT[,TEXT…]]\nworkloads: \(workloads.joined(separator: " "))")
         exit(0)
     case _ where workloads.contains(argument):
         chosen.append(argument)

@@ -135,9 +135,7 @@ public struct Db: Sendable {
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
-                        record?.reload(layout: layout) { values in
-                            for i in 0..<columnCount { values.append(statement.value(at: i)) }
-                        }
+                        record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0)) }
                     } else {
                         record = Record(layout: layout, values: statement.rowValues())
                     }
@@ -187,11 +185,14 @@ public struct Db: Sendable {
 
 extension Statement {
     /// The current row's values in column order.
+    /// Written straight into the new buffer: no capacity or uniqueness check per value.
     @inline(__always)
     func rowValues() -> ContiguousArray<DatabaseValue> {
-        var values = ContiguousArray<DatabaseValue>()
-        values.reserveCapacity(Int(columnCount))
-        for i in 0..<columnCount { values.append(value(at: i)) }
-        return values
+        let count = columnCount
+        return ContiguousArray(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            for i in 0..<count { (base + Int(i)).initialize(to: value(at: i)) }
+            initialized = Int(count)
+        }
     }
 }

@@ -7,7 +7,8 @@ import Synchronization
 // needs a lenient conversion, and any process where a fast type's converter was replaced, take
 // the general path (`get(_:as:)`), whose results the fast path reproduces exactly. Date is here
 // too: it marks its column in `flags`, so that untyped reads and `toJSON` show a Date afterwards,
-// as a kept conversion would.
+// as a kept conversion would. URL, slow to parse, is parsed here without the registry's lookup
+// and casts and kept as the general path keeps it (`fastURL`).
 extension Record {
     /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
     /// value that does not convert (`get(_:as:)` says why).
@@ -31,6 +32,8 @@ extension Record {
             if case .value(let value) = Self.fastDecode(found?.value, as: T.self) {
                 guard T.self == Date.self, value != nil, let index = found?.index else { return value }
                 if keepDate(at: index) { return value }
+            } else if T.self == URL.self, let found, let url = fastURL(at: found.index, stored: found.value) {
+                return unsafeBitCast(url, to: T.self)
             }
         }
         return try? get(column, as: T.self)
@@ -43,9 +46,14 @@ extension Record {
     /// ```
     @inlinable
     public subscript<T>(index: Int) -> T? {
-        if fastPathAllowed, case .value(let value) = Self.fastDecode(storedValueForFastRead(index), as: T.self) {
-            guard T.self == Date.self, value != nil else { return value }
-            if keepDate(at: index) { return value }
+        if fastPathAllowed {
+            let stored = storedValueForFastRead(index)
+            if case .value(let value) = Self.fastDecode(stored, as: T.self) {
+                guard T.self == Date.self, value != nil else { return value }
+                if keepDate(at: index) { return value }
+            } else if T.self == URL.self, let stored, let url = fastURL(at: index, stored: stored) {
+                return unsafeBitCast(url, to: T.self)
+            }
         }
         return try? get(index, as: T.self)
     }

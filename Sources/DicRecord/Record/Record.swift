@@ -510,6 +510,22 @@ public final class Record: Sendable {
         keep(unwrapped, at: index, ifStill: raw)
     }
 
+    /// A URL read without the registry (the caller checked `fastPathAllowed`), as `URLConverter`
+    /// decodes it; the first read parses and keeps it, later reads return the kept URL. Nil sends
+    /// the caller to the general path (not TEXT, not a URL, or a kept value of another type).
+    @usableFromInline
+    func fastURL(at index: Int, stored: DatabaseValue) -> URL? {
+        guard case .text(let text) = stored else { return nil }
+        let kept = lock.withLock { _ -> Any? in
+            guard index < values.count else { return nil }
+            return (cells?[index]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: index)
+        }
+        if let kept { return kept as? URL }
+        guard !text.isEmpty, let url = URL(string: text) else { return nil }
+        keep(url, at: index, ifStill: stored)
+        return url
+    }
+
     /// Keeps a converted value unless the column changed meanwhile or already holds one.
     private func keep(_ unwrapped: Any, at index: Int, ifStill raw: DatabaseValue) {
         lock.withLock { _ in
@@ -617,12 +633,18 @@ public final class Record: Sendable {
     /// Overwrites the stored values in place and forgets converted values (see `Db.eachRecord`).
     /// The caller guarantees that no one else references this record (`isKnownUniquelyReferenced`),
     /// so no other thread can be reading it: no lock is taken.
-    func reload(layout newLayout: RowLayout, _ fill: (inout ContiguousArray<DatabaseValue>) -> Void) {
-        // Dropping the state first leaves the base's buffer unshared: it is refilled in place.
+    @inline(__always)
+    func reload(layout newLayout: RowLayout, count: Int, _ value: (Int) -> DatabaseValue) {
+        // Dropping the state first leaves the base's buffer unshared: it is overwritten in place.
         if state != nil { state = nil }
         if converted != nil { converted = nil }
-        baseValues.removeAll(keepingCapacity: true)
-        fill(&baseValues)
+        if baseValues.count == count {
+            baseValues.withUnsafeMutableBufferPointer { buffer in
+                for i in 0..<count { buffer[i] = value(i) }
+            }
+        } else {
+            baseValues = ContiguousArray((0..<count).map(value))
+        }
         if baseLayout !== newLayout { baseLayout = newLayout }
         if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }
     }

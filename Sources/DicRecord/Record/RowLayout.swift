@@ -84,14 +84,27 @@ struct PackedName: Sendable {
     let length: Int
 
     init?(_ name: String) {
-        var prefix: UInt64 = 0, length = 0
-        for byte in name.utf8 {
-            guard byte < 0x80 else { return nil }
-            if length < 8 { prefix = prefix << 8 | UInt64(Self.lower(byte)) }
-            length += 1
-        }
+        // Over the contiguous UTF-8 (native and small strings have it): a plain loop over bytes,
+        // several times faster than the view's iterator for the short names of typed reads.
+        let packed = name.utf8.withContiguousStorageIfAvailable(Self.pack) ?? Self.pack(name.utf8)
+        guard let packed else { return nil }
+        self = packed
+    }
+
+    private init(prefix: UInt64, length: Int) {
         self.prefix = prefix
         self.length = length
+    }
+
+    @inline(__always)
+    private static func pack<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> PackedName? {
+        var prefix: UInt64 = 0, length = 0
+        for byte in bytes {
+            guard byte < 0x80 else { return nil }
+            if length < 8 { prefix = prefix << 8 | UInt64(lower(byte)) }
+            length += 1
+        }
+        return PackedName(prefix: prefix, length: length)
     }
 
     @inline(__always)

@@ -68,20 +68,27 @@ final class Statement {
     }
 
     /// The current row's value at `index`, copied out of SQLite (text keeps embedded NULs).
+    /// One `sqlite3_column_value` per value, then the `sqlite3_value_*` readers, which take no
+    /// mutex and set no error state: half the library calls of `column_type` + `column_int64`.
+    /// The value is read at once on the thread that holds the connection, as SQLite requires
+    /// for the unprotected values `column_value` returns.
     @inline(__always)
     func value(at index: Int32) -> DatabaseValue {
-        switch sqlite3_column_type(handle, index) {
+        guard let value = sqlite3_column_value(handle, index) else { return .null }
+        switch sqlite3_value_type(value) {
         case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(handle, index))
+            return .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT:
-            return .real(sqlite3_column_double(handle, index))
+            return .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            guard let text = sqlite3_column_text(handle, index) else { return .text("") }
-            let count = Int(sqlite3_column_bytes(handle, index))
+            guard let text = sqlite3_value_text(value) else { return .text("") }
+            let count = Int(sqlite3_value_bytes(value))
             return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(handle, index))
-            guard count > 0, let bytes = sqlite3_column_blob(handle, index) else { return .blob(Data()) }
+            // The pointer first, then the size (SQLite's advice).
+            let bytes = sqlite3_value_blob(value)
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let bytes else { return .blob(Data()) }
             return .blob(Data(bytes: bytes, count: count))
         default:
             return .null
