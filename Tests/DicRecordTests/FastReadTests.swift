@@ -32,6 +32,7 @@ import Testing
             #expect((r.v as Bool?) == expected(value, BoolConverter()))
             #expect((r.v as Data?) == expected(value, DataConverter()))
             #expect((r.v as Date?) == expected(value, DateConverter()))
+            #expect((r.v as URL?) == expected(value, URLConverter()))
         }
     }
 

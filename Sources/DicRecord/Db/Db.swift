@@ -98,16 +98,13 @@ public struct Db: Sendable {
     func findRecords(_ sql: String, _ arguments: Arguments) throws -> [Record] {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
-                var records: [Record] = []
-                guard try connection.step(statement, arguments) else { return records }
+                guard try connection.step(statement, arguments) else { return [] }
                 // The layout is taken after the first step: SQLite re-prepares there after a schema change.
                 let layout = statement.rowLayout(registry: connection.registry)
                 let cancellation = ThreadLeases.current.cancellation
-                repeat {
+                return try statement.records(layout: layout, arguments: arguments, connection: connection) {
                     try cancellation?.check()
-                    records.append(Record(layout: layout, values: statement.rowValues()))
-                } while try connection.step(statement, arguments)
-                return records
+                }
             }
         }
     }
@@ -116,7 +113,7 @@ public struct Db: Sendable {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return nil }
-                return Record(layout: statement.rowLayout(registry: connection.registry), values: statement.rowValues())
+                return Record(layout: statement.rowLayout(registry: connection.registry), values: RowValues(statement.rowValues()))
             }
         }
     }
@@ -137,7 +134,7 @@ public struct Db: Sendable {
                     if record != nil, isKnownUniquelyReferenced(&record) {
                         record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0)) }
                     } else {
-                        record = Record(layout: layout, values: statement.rowValues())
+                        record = Record(layout: layout, values: RowValues(statement.rowValues()))
                     }
                     guard let current = record, try body(current) else { return }
                 } while try connection.step(statement, arguments)

@@ -44,7 +44,7 @@ open class Model: CustomStringConvertible {
         // A new model with the implicit key starts with an empty `id`, so that saving it fills
         // the column in place rather than growing the row.
         storage = ModelFactory.takeRecord(for: Self.self)
-            ?? (Self.primaryKey == "id" ? Record(layout: RowLayout.idOnly, values: [.null]) : Record())
+            ?? (Self.primaryKey == "id" ? Record(layout: RowLayout.idOnly, values: RowValues([.null])) : Record())
     }
 
     /// A model from a JSON object; every column it holds counts as modified.

@@ -23,10 +23,10 @@ extension Record {
 /// Codable copies for every field then hold one reference, not three.
 private final class DecodingRow {
     let layout: RowLayout
-    let values: ContiguousArray<DatabaseValue>
+    let values: RowValues
     var registry: Converters { layout.registry }
 
-    init(layout: RowLayout, values: ContiguousArray<DatabaseValue>) {
+    init(layout: RowLayout, values: RowValues) {
         self.layout = layout
         self.values = values
     }

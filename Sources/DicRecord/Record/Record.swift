@@ -39,7 +39,7 @@ public final class Record: Sendable {
 
     @usableFromInline var isMutated: Bool { flags.load(ordering: .acquiring) & Self.mutatedBit != 0 }
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseLayout: RowLayout
-    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: ContiguousArray<DatabaseValue>
+    @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: RowValues
 
     @usableFromInline let lock = Mutex<Void>(())
     /// What a written record needs beyond its fetched row: nil until the first write, so that a
@@ -51,7 +51,7 @@ public final class Record: Sendable {
     private final class State {
         /// The written copy of the layout and values, once the record has been written.
         var layout: RowLayout?
-        var values: ContiguousArray<DatabaseValue>?
+        var values: RowValues?
         /// Per-column written Swift values and flags; nil until a column is written.
         var cells: ContiguousArray<Cell>?
     }
@@ -78,7 +78,7 @@ public final class Record: Sendable {
     }
 
     /// The stored value of each column, as SQLite has it or as it will be written. Under the lock.
-    @usableFromInline var values: ContiguousArray<DatabaseValue> {
+    @usableFromInline var values: RowValues {
         get { state?.values ?? baseValues }
         _modify {
             let s = writableState
@@ -119,7 +119,7 @@ public final class Record: Sendable {
         init(_ error: ConversionError) { self.error = error }
     }
 
-    init(layout: RowLayout, values: ContiguousArray<DatabaseValue>) {
+    init(layout: RowLayout, values: RowValues) {
         self.baseLayout = layout
         self.baseValues = values
     }
@@ -137,7 +137,7 @@ public final class Record: Sendable {
     /// try Db.save("student", r)
     /// ```
     public convenience init() {
-        self.init(layout: RowLayout.empty, values: [])
+        self.init(layout: RowLayout.empty, values: RowValues([]))
     }
 
     /// A record with these columns in this order; each value goes through its converter.
@@ -183,7 +183,7 @@ public final class Record: Sendable {
             }
         }
         // One layout for the whole record, not one per column.
-        self.init(layout: RowLayout(names: names, registry: registry), values: values)
+        self.init(layout: RowLayout(names: names, registry: registry), values: RowValues(values))
         self.cells = cells
     }
 
@@ -254,7 +254,7 @@ public final class Record: Sendable {
         keepMarkedDates()
         willMutate()
         layout = layout.removing(at: positions)
-        values = ContiguousArray(values.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
+        values = RowValues(values.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
         if let old = cells {
             cells = ContiguousArray(old.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
         }
@@ -635,16 +635,10 @@ public final class Record: Sendable {
     /// so no other thread can be reading it: no lock is taken.
     @inline(__always)
     func reload(layout newLayout: RowLayout, count: Int, _ value: (Int) -> DatabaseValue) {
-        // Dropping the state first leaves the base's buffer unshared: it is overwritten in place.
+        // Dropping the state first leaves the base's storage unshared: it is overwritten in place.
         if state != nil { state = nil }
         if converted != nil { converted = nil }
-        if baseValues.count == count {
-            baseValues.withUnsafeMutableBufferPointer { buffer in
-                for i in 0..<count { buffer[i] = value(i) }
-            }
-        } else {
-            baseValues = ContiguousArray((0..<count).map(value))
-        }
+        baseValues.overwrite(count: count, value)
         if baseLayout !== newLayout { baseLayout = newLayout }
         if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }
     }

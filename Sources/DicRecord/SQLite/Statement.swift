@@ -103,8 +103,20 @@ final class Statement {
             for (offset, value) in values.enumerated() { bind(value, at: Int32(offset + 1)) }
         case .positional(let values):
             try checkCount(values.count, configName: configName)
-            for offset in values.indices {
-                try bind(values[offset], at: Int32(offset + 1), registry: registry, configName: configName)
+            let fast = registry.fastPathEnabled
+            let peek = fast && InlineArgument.isReadable
+            try values.withUnsafeBufferPointer { arguments in
+                guard let base = arguments.baseAddress else { return }
+                for offset in arguments.indices {
+                    let index = Int32(offset + 1)
+                    if peek, bindInline(base + offset, at: index) { continue }
+                    guard let argument = arguments[offset] else {
+                        sqlite3_bind_null(handle, index)
+                        continue
+                    }
+                    if fast, bindFast(argument, at: index) { continue }
+                    try bind(argument, at: index, registry: registry, configName: configName)
+                }
             }
         case .named(let values):
             var usedKeys = Set<String>()
@@ -128,6 +140,57 @@ final class Statement {
                                      sql: sql, configName: configName)
             }
         }
+    }
+
+    /// Binds NULL, Int, Int64, Double (not NaN), Bool or String read in place from the argument's
+    /// existential container (see `InlineArgument`); false for anything else.
+    @inline(__always)
+    private func bindInline(_ argument: UnsafePointer<DatabaseArgument>, at index: Int32) -> Bool {
+        let raw = UnsafeRawPointer(argument)
+        switch InlineArgument.type(at: raw) {
+        case 0:
+            sqlite3_bind_null(handle, index)
+        case InlineArgument.int:
+            sqlite3_bind_int64(handle, index, Int64(raw.load(as: Int.self)))
+        case InlineArgument.string:
+            bind(.text(raw.load(as: String.self)), at: index)
+        case InlineArgument.int64:
+            sqlite3_bind_int64(handle, index, raw.load(as: Int64.self))
+        case InlineArgument.double:
+            let value = raw.load(as: Double.self)
+            guard !value.isNaN else { return false }
+            sqlite3_bind_double(handle, index, value)
+        case InlineArgument.bool:
+            sqlite3_bind_int64(handle, index, raw.load(as: Bool.self) ? 1 : 0)
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Binds an argument of a common type straight from the opened existential, as its built-in
+    /// converter would store it, with no `DatabaseValue` in between; false for any other type
+    /// (and for NaN, which the converter refuses). The caller checks `fastPathEnabled`.
+    @inline(__always)
+    private func bindFast<T>(_ argument: T, at index: Int32) -> Bool {
+        if T.self == Int.self {
+            sqlite3_bind_int64(handle, index, Int64(unsafeBitCast(argument, to: Int.self)))
+        } else if T.self == String.self {
+            bind(.text(unsafeBitCast(argument, to: String.self)), at: index)
+        } else if T.self == Int64.self {
+            sqlite3_bind_int64(handle, index, unsafeBitCast(argument, to: Int64.self))
+        } else if T.self == Double.self {
+            let value = unsafeBitCast(argument, to: Double.self)
+            guard !value.isNaN else { return false }
+            sqlite3_bind_double(handle, index, value)
+        } else if T.self == Bool.self {
+            sqlite3_bind_int64(handle, index, unsafeBitCast(argument, to: Bool.self) ? 1 : 0)
+        } else if T.self == Date.self {
+            sqlite3_bind_double(handle, index, unsafeBitCast(argument, to: Date.self).timeIntervalSince1970)
+        } else {
+            return false
+        }
+        return true
     }
 
     private func checkCount(_ count: Int, configName: String) throws {
@@ -199,4 +262,47 @@ final class Statement {
     func reset() {
         sqlite3_reset(handle)
     }
+}
+
+/// Reading an argument's value without copying its existential. Copying `(any Sendable)?` goes
+/// through the runtime's generic value witnesses, which cost more than binding an integer (a
+/// batch of 100,000 rows × 10 integers spends 25 ms copying and 11 ms reading in place). Swift's
+/// ABI lays out an `any Sendable` (a marker protocol: no witness tables) as a 3-word inline buffer
+/// followed by its type's metadata, and `Optional` marks `.none` with a null metadata word; a
+/// value of one of the types below is stored inline at the start of the buffer. `isReadable`
+/// checks all of that once at run time, and the binder falls back to copying if any of it fails.
+enum InlineArgument {
+    static let int = metadata(Int.self)
+    static let int64 = metadata(Int64.self)
+    static let double = metadata(Double.self)
+    static let bool = metadata(Bool.self)
+    static let string = metadata(String.self)
+    private static let typeOffset = 3 * MemoryLayout<Int>.stride
+
+    /// The address of the type's metadata (what the container's last word holds).
+    static func metadata(_ type: Any.Type) -> UInt {
+        UInt(bitPattern: ObjectIdentifier(type))
+    }
+
+    /// The argument's dynamic type (`metadata`) at `raw`; 0 for `.none`.
+    @inline(__always)
+    static func type(at raw: UnsafeRawPointer) -> UInt {
+        raw.load(fromByteOffset: typeOffset, as: UInt.self)
+    }
+
+    /// Whether this runtime stores arguments as described above.
+    static let isReadable: Bool = {
+        guard MemoryLayout<DatabaseArgument>.size == typeOffset + MemoryLayout<Int>.stride else { return false }
+        let probes: [DatabaseArgument] = [nil, Int(0x1234_5678_9abc), Int64(-42), 2.5, true, "probe text that is not small"]
+        return probes.withUnsafeBufferPointer { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            func at(_ i: Int) -> UnsafeRawPointer { UnsafeRawPointer(base + i) }
+            return type(at: at(0)) == 0
+                && type(at: at(1)) == int && at(1).load(as: Int.self) == 0x1234_5678_9abc
+                && type(at: at(2)) == int64 && at(2).load(as: Int64.self) == -42
+                && type(at: at(3)) == double && at(3).load(as: Double.self) == 2.5
+                && type(at: at(4)) == bool && at(4).load(as: Bool.self)
+                && type(at: at(5)) == string && at(5).load(as: String.self) == "probe text that is not small"
+        }
+    }()
 }

@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+/// `find` stores its rows in shared blocks of values (`RowValues`), binds common argument types
+/// in place (`InlineArgument`) and reads URLs without the registry: each of these must be
+/// invisible to the user.
+@Suite struct FetchStorageTests {
+    private func makeTable(_ db: Db, rows: Int) throws {
+        try db.update("create table t (id integer primary key, n integer, s text)")
+        try db.batch("insert into t (id, n, s) values (?, ?, ?)", (1...rows).map { [$0, $0 * 3, "row \($0)"] })
+    }
+
+    @Test func aLargeResultSpansManyBlocksInOrder() throws {
+        try withDatabase { t in
+            try makeTable(t.db, rows: 10_000)
+            let records = try t.db.find("select * from t order by id")
+            #expect(records.count == 10_000)
+            for (i, r) in records.enumerated() {
+                let id = i + 1
+                guard r.id as Int? == id, r.n as Int? == id * 3, r.s as String? == "row \(id)", r.columnCount == 3 else {
+                    Issue.record("row \(id) reads \(r.toDictionary())")
+                    return
+                }
+            }
+        }
+    }
+
+    @Test func aWriteToOneRecordLeavesItsNeighboursInTheBlockAlone() throws {
+        try withDatabase { t in
+            try makeTable(t.db, rows: 100)
+            let records = try t.db.find("select * from t order by id")
+            // Rows 9...24 share the second block.
+            let middle = records[15]
+            middle.n = -1
+            middle["extra"] = "added"
+            middle.remove("s")
+            #expect(middle.n as Int? == -1)
+            #expect(middle.columnNames == ["id", "n", "extra"])
+            #expect(records[14].n as Int? == 45)
+            #expect(records[16].n as Int? == 51)
+            #expect(records[14].columnNames == ["id", "n", "s"])
+            #expect(records[16].s as String? == "row 17")
+            // The write reaches the database, and only it.
+            middle.keep("id", "n")
+            #expect(try t.db.update("t", middle) == true)
+            #expect(try t.db.query("select n from t where id in (15, 16, 17) order by id", as: Int.self) == [45, -1, 51])
+        }
+    }
+
+    @Test func aRecordKeptAfterTheOthersAreGoneStillReadsItsRow() throws {
+        try withDatabase { t in
+            try makeTable(t.db, rows: 3_000)
+            var records: [Record]? = try t.db.find("select * from t order by id")
+            let kept = try #require(records?[2_500])
+            records = nil
+            #expect(kept.id as Int? == 2_501)
+            #expect(kept.s as String? == "row 2501")
+            kept.n = 7
+            #expect(kept.toDictionary()["n"] as? Int == 7)
+        }
+    }
+
+    @Test func recordsOfOneBlockReadAndWrittenFromManyThreads() throws {
+        try withDatabase { t in
+            try makeTable(t.db, rows: 64)
+            let records = try t.db.find("select * from t order by id")
+            DispatchQueue.concurrentPerform(iterations: 8) { worker in
+                for round in 0..<500 {
+                    for (i, r) in records.enumerated() {
+                        if i % 8 == worker { r.n = round * 1_000 + i }
+                        _ = r.s as String?
+                        _ = r.id as Int?
+                    }
+                }
+            }
+            for (i, r) in records.enumerated() {
+                #expect(r.n as Int? == 499 * 1_000 + i)
+                #expect(r.s as String? == "row \(i + 1)")
+            }
+        }
+    }
+
+    @Test func aThrowInTheMiddleOfABlockStopsTheFetch() throws {
+        try withDatabase { t in
+            try makeTable(t.db, rows: 2_000)
+            struct Stop: Error {}
+            var seen = 0
+            try t.db.execute { connection in
+                try connection.withStatement("select * from t order by id", .none) { statement -> Void in
+                    let hasRow = try connection.step(statement, .none)
+                    #expect(hasRow)
+                    let layout = statement.rowLayout(registry: connection.registry)
+                    // Blocks hold 8, 16, 32, ... rows: row 1,000 is inside the block of 512.
+                    #expect(throws: Stop.self) {
+                        _ = try statement.records(layout: layout, arguments: .none, connection: connection) {
+                            seen += 1
+                            if seen == 1_000 { throw Stop() }
+                        }
+                    }
+                }
+            }
+            #expect(seen == 1_000)
+            #expect(try t.db.find("select * from t").count == 2_000)   // the connection is fine
+        }
+    }
+
+    @Test func eachKeepsAndReusesItsRecordCorrectlyWithSharedStorage() throws {
+        try withDatabase { t in
+            try makeTable(t.db, rows: 50)
+            var kept: [Record] = []
+            var sum = 0
+            try t.db.each("select * from t order by id") { r in
+                sum += r.n as Int? ?? 0
+                if (r.id as Int?)! % 10 == 0 { kept.append(r) }
+                return true
+            }
+            #expect(sum == (1...50).reduce(0) { $0 + $1 * 3 })
+            #expect(kept.map { $0.id as Int? } == [10, 20, 30, 40, 50])
+            #expect(kept.map { $0.s as String? } == ["row 10", "row 20", "row 30", "row 40", "row 50"])
+        }
+    }
+
+    // MARK: Arguments bound in place
+
+    @Test func argumentsAreReadInPlaceOnThisPlatform() {
+        // If this fails, binding still works (through copies), but slower: the layout changed.
+        #expect(InlineArgument.isReadable)
+    }
+
+    @Test func everyArgumentTypeIsStoredAsItsConverterStoresIt() throws {
+        try withDatabase { t in
+            try t.db.update("create table v (k integer primary key, x)")
+            let date = Date(timeIntervalSince1970: 1_234.5)
+            let rows: [[DatabaseArgument]] = [
+                [1, Int.max], [2, Int.min], [3, Int64(-7)], [4, 2.5], [5, -0.0], [6, true], [7, false],
+                [8, ""], [9, "a\u{0}b"], [10, "ünïcödé 🙂"], [11, nil], [12, date], [13, Data([0, 1, 2])],
+                [14, Int32(9)], [15, URL(string: "https://example.com/a?b=c")], [16, Optional(5) as Int?],
+                [17, Double.infinity],
+            ]
+            try t.db.batch("insert into v (k, x) values (?, ?)", rows)
+            let stored = try t.db.find("select x, typeof(x) as type from v order by k").map { r -> String in
+                let x: Any? = r["x"]
+                return "\(r.type as String? ?? "?"):\(x.map { "\($0)" } ?? "nil")"
+            }
+            #expect(stored == [
+                "integer:\(Int.max)", "integer:\(Int.min)", "integer:-7", "real:2.5", "real:-0.0", "integer:1", "integer:0",
+                "text:", "text:a\u{0}b", "text:ünïcödé 🙂", "null:nil", "real:1234.5", "blob:3 bytes",
+                "integer:9", "text:https://example.com/a?b=c", "integer:5", "real:inf",
+            ])
+        }
+    }
+
+    @Test func aNaNArgumentIsRefusedAndNamesItsItem() throws {
+        try withDatabase { t in
+            try t.db.update("create table v (x)")
+            let error = try #require(throws: DicRecordError.self) {
+                try t.db.batch("insert into v (x) values (?)", [[1.0], [Double.nan]])
+            }
+            #expect(error.kind == .unsupportedArgument)
+            #expect("\(error)".contains("batch item 1"))
+            #expect(try t.db.queryInt("select count(*) from v") == 0)
+        }
+    }
+
+    @Test func aContextThatReplacesIntBindsThroughItsConverter() throws {
+        struct TenfoldInt: TypeConverter {
+            var storageType: StorageType { .integer }
+            func encode(_ value: Int) throws -> DatabaseValue { .integer(Int64(value) * 10) }
+            func decode(_ value: DatabaseValue) throws -> Int { try IntegerConverter<Int>().decode(value) / 10 }
+        }
+        try withDatabase { t in
+            t.context.register(converter: TenfoldInt())
+            try t.db.update("create table v (x)")
+            try t.db.batch("insert into v (x) values (?)", [[4]])
+            #expect(try t.db.query("select x from v", as: Int64.self) == [40])
+        }
+    }
+
+    // MARK: URL reads
+
+    @Test func aURLIsParsedOnceAndKept() throws {
+        try withDatabase { t in
+            let r = try #require(try t.db.findFirst("select 'https://swift.org/a b' as bad, 'https://swift.org/x?y=1' as good, '' as empty, 5 as number"))
+            let good: URL? = r.good
+            #expect(good == URL(string: "https://swift.org/x?y=1"))
+            #expect(r.good as? URL == good)          // untyped reads show the kept URL
+            #expect((r[1] as URL?) == good)
+            #expect(r.bad as URL? == URL(string: "https://swift.org/a b"))
+            #expect(r.empty as URL? == nil)
+            #expect(r.number as URL? == nil)
+            #expect(throws: ConversionError.self) { try r.get("number", as: URL.self) }
+        }
+    }
+
+    @Test func aWrittenURLReadsBackAsWritten() throws {
+        try withDatabase { t in
+            let r = try #require(try t.db.findFirst("select 'https://a.example/' as link"))
+            let relative = try #require(URL(string: "b/c", relativeTo: URL(string: "https://base.example/x/")))
+            r.link = relative
+            let read: URL? = r.link
+            #expect(read == relative)                 // not a re-parse of the stored absolute text
+            #expect(read?.baseURL != nil)
+            r.link = "not written as a URL"
+            #expect(r.link as URL? == URL(string: "not written as a URL"))
+        }
+    }
+
+    @Test func aContextThatReplacesURLReadsThroughItsConverter() throws {
+        struct PrefixURL: TypeConverter {
+            var storageType: StorageType { .text }
+            func encode(_ value: URL) throws -> DatabaseValue { .text(value.absoluteString) }
+            func decode(_ value: DatabaseValue) throws -> URL {
+                guard case .text(let s) = value, let url = URL(string: "https://prefix.example/" + s) else {
+                    throw ConversionError.cannotDecode(value, to: URL.self, "TEXT")
+                }
+                return url
+            }
+        }
+        try withDatabase { t in
+            t.context.register(converter: PrefixURL())
+            let r = try #require(try t.db.findFirst("select 'p' as link"))
+            #expect(r.link as URL? == URL(string: "https://prefix.example/p"))
+        }
+    }
+}
