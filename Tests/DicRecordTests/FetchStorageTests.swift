@@ -224,3 +224,53 @@ import Testing
         }
     }
 }
+
+/// The shortcuts behind `decode` (a column guessed from the previous one) and query routing
+/// (the first word packed in an integer) must agree with the slow answers.
+@Suite struct LookupShortcutTests {
+    struct AB: Decodable, Equatable { var a: Int; var b: Int }
+
+    @Test func decodeTakesTheLeftmostOfDuplicateNames() throws {
+        try withDatabase { t in
+            let r = try #require(try t.db.findFirst("select 1 as a, 2 as A, 3 as b"))
+            #expect(try r.decode(AB.self) == AB(a: 1, b: 3))
+            let twice = try #require(try t.db.findFirst("select 5 as b, 1 as a, 2 as a"))
+            #expect(try twice.decode(AB.self) == AB(a: 1, b: 5))
+        }
+    }
+
+    @Test func decodeFindsColumnsInAnyOrderAndCase() throws {
+        try withDatabase { t in
+            let reversed = try #require(try t.db.findFirst("select 3 as B, 1 as a"))
+            #expect(try reversed.decode(AB.self) == AB(a: 1, b: 3))
+            // The same decode twice on one record, and across records of one result.
+            #expect(try reversed.decode(AB.self) == AB(a: 1, b: 3))
+            let rows = try t.db.find("select 1 as a, 2 as b union all select 3, 4")
+            #expect(try rows.map { try $0.decode(AB.self) } == [AB(a: 1, b: 2), AB(a: 3, b: 4)])
+        }
+    }
+
+    @Test func layoutsKnowWhenTheirNamesRepeat() {
+        #expect(RowLayout(names: ["a", "b"], registry: .shared).namesAreDistinct)
+        #expect(!RowLayout(names: ["a", "B", "A"], registry: .shared).namesAreDistinct)
+        #expect(!RowLayout(names: ["long_column_name", "LONG_COLUMN_NAME"], registry: .shared).namesAreDistinct)
+        #expect(RowLayout(names: ["long_column_name1", "long_column_name2"], registry: .shared).namesAreDistinct)
+        #expect(!RowLayout(names: ["é", "É"], registry: .shared).namesAreDistinct)
+        #expect(RowLayout(names: ["a"], registry: .shared).appending("b").namesAreDistinct)
+        #expect(!RowLayout(names: ["a"], registry: .shared).appending("A").namesAreDistinct)
+        var hint = 2
+        let layout = RowLayout(names: ["x", "y", "X"], registry: .shared)
+        #expect(layout.position(of: "X", hint: &hint) == 0)   // the leftmost, not the exact-case match at the hint
+        #expect(hint == 1)
+    }
+
+    @Test(arguments: [
+        ("select 1", SqlText.Access.read), ("SELECT * FROM t", .read), ("  \n\tselect 1", .read), ("(select 1)", .read),
+        ("values (1)", .read), ("EXPLAIN select 1", .read), ("with x as (select 1) select * from x", .ask),
+        ("insert into t values (1)", .write), ("selected", .write), ("selec", .write), ("", .write),
+        ("-- comment\nselect 1", .write), ("pragma user_version", .write), ("explainer", .write),
+    ])
+    func queriesAreRoutedByTheirFirstWord(_ sql: String, _ access: SqlText.Access) {
+        #expect(SqlText.access(sql) == access)
+    }
+}

@@ -42,29 +42,34 @@ enum SqlText {
     /// Where a statement can run: SELECT, VALUES and EXPLAIN on a reader; WITH may be either
     /// (`WITH … INSERT`), so SQLite is asked; anything else on the writer.
     static func access(_ sql: String) -> Access {
-        // The first word, by bytes: this runs on every query.
+        sql.utf8.withContiguousStorageIfAvailable(access(bytes:)) ?? access(bytes: sql.utf8)
+    }
+
+    /// The first word, by bytes: this runs on every query.
+    @inline(__always)
+    private static func access<Bytes: Collection<UInt8>>(bytes: Bytes) -> Access {
         var word: UInt64 = 0, length = 0
-        for byte in sql.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "("):
-                if length > 0 { return access(word: word, length: length) }
+                if length > 0 { return access(word: word) }
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
                 guard length < 8 else { return .write }
                 word = word << 8 | UInt64(byte | 0x20)
                 length += 1
             default:
-                return length > 0 ? access(word: word, length: length) : .write
+                return length > 0 ? access(word: word) : .write
             }
         }
-        return access(word: word, length: length)
+        return access(word: word)
     }
 
-    private static func pack(_ text: StaticString) -> UInt64 {
-        text.withUTF8Buffer { $0.reduce(0) { $0 << 8 | UInt64($1) } }
-    }
-    private static let select = pack("select"), values = pack("values"), explain = pack("explain"), with = pack("with")
+    /// The keywords' lowercase ASCII bytes packed big-endian, as `access(bytes:)` packs the first
+    /// word (literals, so that no lazily initialized global is checked per query).
+    private static let select: UInt64 = 0x73_65_6c_65_63_74, values: UInt64 = 0x76_61_6c_75_65_73
+    private static let explain: UInt64 = 0x65_78_70_6c_61_69_6e, with: UInt64 = 0x77_69_74_68
 
-    private static func access(word: UInt64, length: Int) -> Access {
+    private static func access(word: UInt64) -> Access {
         switch word {
         case select, values, explain: return .read
         case with: return .ask

@@ -10,6 +10,9 @@ final class RowLayout: Sendable {
     /// Per column, the first 8 bytes of its ASCII-lowercased name packed in an integer, and its
     /// length: a lookup compares integers, not strings (nil when a name is not ASCII).
     private let packedNames: [PackedName]?
+    /// True when no two names are the same to SQLite: then a name found at a guessed position is
+    /// the leftmost of that name (see `position(of:hint:)`).
+    let namesAreDistinct: Bool
 
     /// The layout of a new, empty record (layouts never change: a write makes a new one).
     static let empty = RowLayout(names: [], registry: .shared)
@@ -29,6 +32,30 @@ final class RowLayout: Sendable {
             }
         }
         self.index = index
+        namesAreDistinct = Self.distinct(names, packedNames)
+    }
+
+    private static func distinct(_ names: [String], _ packed: [PackedName]?) -> Bool {
+        guard let packed else { return Set(names.map { $0.lowercased() }).count == names.count }
+        for i in packed.indices {
+            for j in packed.indices where j > i && packed[i].prefix == packed[j].prefix && packed[i].length == packed[j].length {
+                if packed[i].length <= 8 || PackedName.equalIgnoringASCIICase(names[i], names[j]) { return false }
+            }
+        }
+        return true
+    }
+
+    /// `position(of:)`, trying `hint` first: readers that take the columns in order (a Decodable
+    /// type's properties, say) then compare one name instead of searching. `hint` is set past the
+    /// position found.
+    func position(of name: String, hint: inout Int) -> Int? {
+        if namesAreDistinct, hint < names.count, names[hint] == name {
+            hint += 1
+            return hint - 1
+        }
+        let found = position(of: name)
+        if let found { hint = found + 1 }
+        return found
     }
 
     /// The position of `name`, compared case-insensitively as SQLite does; the leftmost wins.
@@ -63,14 +90,16 @@ final class RowLayout: Sendable {
         guard let packedNames, let packed = PackedName(name) else {
             return RowLayout(names: names + [name], registry: registry)
         }
-        return RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry)
+        return RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry,
+                         namesAreDistinct: namesAreDistinct && position(of: name) == nil)
     }
 
-    private init(names: [String], packedNames: [PackedName], registry: Converters) {
+    private init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool) {
         self.names = names
         self.registry = registry
         self.packedNames = packedNames
         self.index = [:]
+        self.namesAreDistinct = namesAreDistinct
     }
 
     func removing(at positions: Set<Int>) -> RowLayout {
