@@ -26,6 +26,37 @@ import Testing
         }
     }
 
+    @Test func blocksKeepEveryStorageClassExactly() throws {
+        try withDatabase { t in
+            try t.db.update("create table m (i, r, s, b, n)")
+            var random = SplitMix64(seed: 7)
+            let rows: [[DatabaseArgument]] = (0..<3_000).map { k in
+                let pick = Int(random.next() % 5)
+                return [
+                    pick == 0 ? nil : Int64(bitPattern: random.next()),
+                    pick == 1 ? nil : [-0.0, 1.5, .infinity, -.infinity, Double.leastNonzeroMagnitude, 1e300][k % 6],
+                    pick == 2 ? "" : String(repeating: "é\u{0}x", count: k % 7),
+                    pick == 3 ? Data() : Data((0..<(k % 40)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ k) }),
+                    nil,
+                ]
+            }
+            try t.db.batch("insert into m values (?, ?, ?, ?, ?)", rows)
+            let found = try t.db.find("select * from m order by rowid")
+            var streamed: [[DatabaseValue]] = []
+            try t.db.each("select * from m order by rowid") { r in
+                streamed.append(Array(r.values))
+                return true
+            }
+            #expect(found.count == 3_000)
+            #expect(found.map { Array($0.values) } == streamed)
+            // Stored values as they went in, storage class included.
+            let first = try #require(found.first)
+            #expect(first.values.map(\.storageName) == streamed[0].map(\.storageName))
+            #expect(found.contains { $0.values[1] == .real(-0.0) && ($0.r as Double?)?.sign == .minus })
+            #expect(found.allSatisfy { $0.values[4] == .null })
+        }
+    }
+
     @Test func aWriteToOneRecordLeavesItsNeighboursInTheBlockAlone() throws {
         try withDatabase { t in
             try makeTable(t.db, rows: 100)

@@ -28,6 +28,12 @@ extension Record {
     @inlinable
     public subscript<T>(column: String) -> T? {
         if fastPathAllowed {
+            if !isMutated && T.self != Date.self && T.self != URL.self {
+                // An unwritten record: decoded where the value lies, without copying it out.
+                guard let index = baseLayout.position(of: column) else { return nil }
+                if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
+                return try? get(index, as: T.self)
+            }
             let found = storedValueForFastRead(column)
             if case .value(let value) = Self.fastDecode(found?.value, as: T.self) {
                 guard T.self == Date.self, value != nil, let index = found?.index else { return value }
@@ -47,6 +53,11 @@ extension Record {
     @inlinable
     public subscript<T>(index: Int) -> T? {
         if fastPathAllowed {
+            if !isMutated && T.self != Date.self && T.self != URL.self {
+                guard baseValues.indices.contains(index) else { return nil }
+                if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
+                return try? get(index, as: T.self)
+            }
             let stored = storedValueForFastRead(index)
             if case .value(let value) = Self.fastDecode(stored, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
@@ -99,6 +110,12 @@ extension Record {
     @inlinable @inline(__always)
     static func fastDecode<T>(_ stored: DatabaseValue?, as type: T.Type) -> FastRead<T> {
         guard let stored else { return .value(nil) }
+        return fastDecode(value: stored, as: T.self)
+    }
+
+    /// `fastDecode` of a value that is there (borrowed: a stored value is not copied to decode it).
+    @inlinable @inline(__always)
+    static func fastDecode<T>(value stored: DatabaseValue, as type: T.Type) -> FastRead<T> {
         if case .null = stored { return .value(nil) }
         if T.self == Int.self {
             if case .integer(let v) = stored, let i = Int(exactly: v) { return .value(unsafeBitCast(i, to: T.self)) }

@@ -1,11 +1,16 @@
+import CSQLite
+
 /// The stored values of one record: a window on storage that a fetch shares between many rows.
 ///
-/// `find` copies its rows into a few large blocks of values (`RowStorage`) instead of one array
-/// per row: a result of 100,000 rows makes a few hundred allocations, not 100,000, and frees
-/// them as fast. Each record views its own window of a block. A block is never written while it
-/// is shared; the first write to a record's values copies its window into storage of its own
-/// (copy on write), so records of one fetch never see each other's writes. A record that outlives
-/// the others of its fetch keeps its block alive (at most `RowStorage.blockValues` values, 96 KiB).
+/// `find` copies its rows into a few large blocks (`RowStorage`) instead of one array per row:
+/// a result of 100,000 rows makes a few hundred allocations, not 100,000. A block is compact: per
+/// value one tag byte and 8 bytes (the integer, the double's bits, or where a TEXT or BLOB value
+/// sits in the block's list of them), 9 bytes for a number instead of the 24 of a
+/// `DatabaseValue`. Each record views its own window of a block. A block is never written; the
+/// first write to a record's values copies its window into storage of its own (an array of
+/// `DatabaseValue`, copy on write), so records of one fetch never see each other's writes. A
+/// record that outlives the others of its fetch keeps its block alive (at most
+/// `RowStorage.blockValues` values, about 36 KiB plus its text and blobs).
 @usableFromInline
 struct RowValues: RandomAccessCollection, Sendable {
     @usableFromInline var storage: RowStorage
@@ -34,9 +39,9 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     @inlinable
     subscript(position: Int) -> DatabaseValue {
-        get {
+        @inline(__always) get {
             precondition(position >= 0 && position < Int(length), "column index out of range")
-            return storage.values[Int(start) &+ position]
+            return storage.value(at: Int(start) &+ position)
         }
         set {
             precondition(position >= 0 && position < Int(length), "column index out of range")
@@ -55,7 +60,7 @@ struct RowValues: RandomAccessCollection, Sendable {
     /// record); otherwise gives the view new storage.
     @inline(__always)
     mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue) {
-        if isKnownUniquelyReferenced(&storage), start == 0, storage.values.count == count {
+        if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == count {
             storage.values.withUnsafeMutableBufferPointer { buffer in
                 for i in 0..<count { buffer[i] = value(i) }
             }
@@ -65,33 +70,66 @@ struct RowValues: RandomAccessCollection, Sendable {
         }
     }
 
-    /// Gives the view storage of its own (holding exactly its values) unless it has it already.
+    /// Gives the view an array of its own (holding exactly its values) unless it has it already.
     @usableFromInline
     mutating func makeUnique() {
-        if isKnownUniquelyReferenced(&storage), start == 0, storage.values.count == Int(length) { return }
+        if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == Int(length) { return }
         self = RowValues(ContiguousArray(self))
     }
 }
 
-/// A block of stored values shared by the records of one fetch (see `RowValues`). Written only by
-/// the view that holds the sole reference to it, so sharing it between threads is safe.
+/// Values viewed by `RowValues`: either an array of `DatabaseValue` that one view owns and may
+/// write, or a compact block of many rows that a fetch fills once and no one writes after.
+/// (The sole-reference rule makes every write exclusive, so sharing a storage between threads
+/// is safe and the runtime's dynamic exclusivity checks, which cost more than the reads, are off.)
 @usableFromInline
 final class RowStorage: @unchecked Sendable {
-    /// (The sole-reference rule makes access exclusive, so the runtime's dynamic exclusivity
-    /// checks, which cost more than the reads, are turned off.)
+    /// The array form; empty in a block.
     @usableFromInline @exclusivity(unchecked) var values: ContiguousArray<DatabaseValue>
+    /// The block form, one entry per value; empty in the array form (a block is never empty).
+    @usableFromInline let tags: ContiguousArray<Tag>
+    @usableFromInline let payloads: ContiguousArray<UInt64>
+    /// A block's TEXT and BLOB values; their payload is their position here.
+    @usableFromInline let objects: ContiguousArray<DatabaseValue>
 
-    /// The most values a fetch puts in one block (4,096 × 24 bytes: 96 KiB, under the size at
-    /// which the C allocator maps memory for each allocation).
+    @usableFromInline
+    enum Tag: UInt8, Sendable {
+        case null, integer, real, object
+    }
+
+    /// The most values a fetch puts in one block (4,096 × 9 bytes).
     static let blockValues = 4096
 
     init(_ values: ContiguousArray<DatabaseValue>) {
         self.values = values
+        tags = []
+        payloads = []
+        objects = []
+    }
+
+    init(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>) {
+        values = []
+        self.tags = tags
+        self.payloads = payloads
+        self.objects = objects
+    }
+
+    @inlinable var isArray: Bool { tags.isEmpty }
+
+    @inlinable @inline(__always)
+    func value(at index: Int) -> DatabaseValue {
+        if tags.isEmpty { return values[index] }
+        switch tags[index] {
+        case .integer: return .integer(Int64(bitPattern: payloads[index]))
+        case .real: return .real(Double(bitPattern: payloads[index]))
+        case .object: return objects[Int(payloads[index])]
+        case .null: return .null
+        }
     }
 }
 
 extension Statement {
-    /// The current row and every remaining one, as records sharing blocks of values. The caller
+    /// The current row and every remaining one, as records sharing compact blocks. The caller
     /// has stepped to the first row; `check` runs before each row (cancellation).
     func records(layout: RowLayout, arguments: Arguments, connection: Connection,
                  check: () throws -> Void) throws -> [Record] {
@@ -111,22 +149,48 @@ extension Statement {
         var hasRow = true
         while hasRow {
             var rows = 0
-            // Filled in place: no capacity or uniqueness check per value. The count of
-            // initialized values is kept exact, so a throw (cancellation, an I/O error in step)
-            // frees exactly what was copied.
-            let block = try ContiguousArray<DatabaseValue>(unsafeUninitializedCapacity: rowsPerBlock * columns) { buffer, initialized in
-                guard let base = buffer.baseAddress else { return }
-                while hasRow && rows < rowsPerBlock {
-                    try check()
-                    for i in 0..<columns {
-                        (base + initialized).initialize(to: value(at: Int32(i)))
-                        initialized += 1
+            var objects = ContiguousArray<DatabaseValue>()
+            var tags = ContiguousArray<RowStorage.Tag>()
+            let capacity = rowsPerBlock * columns
+            // Filled in place: no capacity or uniqueness check per value (tags and payloads are
+            // plain bytes, so a throw midway leaves nothing to clean up but `objects`).
+            let payloads = try ContiguousArray<UInt64>(unsafeUninitializedCapacity: capacity) { payloadBuffer, payloadCount in
+                tags = try ContiguousArray<RowStorage.Tag>(unsafeUninitializedCapacity: capacity) { tagBuffer, tagCount in
+                    while hasRow && rows < rowsPerBlock {
+                        try check()
+                        for i in 0..<Int32(columns) {
+                            guard let value = sqlite3_column_value(handle, i) else {
+                                tagBuffer[tagCount] = .null
+                                payloadBuffer[payloadCount] = 0
+                                tagCount += 1
+                                payloadCount += 1
+                                continue
+                            }
+                            let type = sqlite3_value_type(value)
+                            switch type {
+                            case SQLITE_INTEGER:
+                                tagBuffer[tagCount] = .integer
+                                payloadBuffer[payloadCount] = UInt64(bitPattern: sqlite3_value_int64(value))
+                            case SQLITE_FLOAT:
+                                tagBuffer[tagCount] = .real
+                                payloadBuffer[payloadCount] = sqlite3_value_double(value).bitPattern
+                            case SQLITE_NULL:
+                                tagBuffer[tagCount] = .null
+                                payloadBuffer[payloadCount] = 0
+                            default:
+                                tagBuffer[tagCount] = .object
+                                payloadBuffer[payloadCount] = UInt64(objects.count)
+                                objects.append(Self.decode(value, type: type))
+                            }
+                            tagCount += 1
+                            payloadCount += 1
+                        }
+                        rows += 1
+                        hasRow = try connection.step(self, arguments)
                     }
-                    rows += 1
-                    hasRow = try connection.step(self, arguments)
                 }
             }
-            let storage = RowStorage(block)
+            let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
             for row in 0..<rows {
                 records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
             }

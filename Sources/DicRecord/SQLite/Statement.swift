@@ -75,7 +75,13 @@ final class Statement {
     @inline(__always)
     func value(at index: Int32) -> DatabaseValue {
         guard let value = sqlite3_column_value(handle, index) else { return .null }
-        switch sqlite3_value_type(value) {
+        return Self.decode(value, type: sqlite3_value_type(value))
+    }
+
+    /// A column value of SQLite's storage class `type` as a `DatabaseValue`.
+    @inline(__always)
+    static func decode(_ value: OpaquePointer, type: Int32) -> DatabaseValue {
+        switch type {
         case SQLITE_INTEGER:
             return .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT:
