@@ -27,13 +27,19 @@ extension Record {
     /// ```
     @inlinable
     public subscript<T>(column: String) -> T? {
+        // The common case inline: an unwritten record, decoded where the value lies.
+        if T.self != Date.self && T.self != URL.self && !isMutated && fastPathAllowed {
+            guard let index = baseLayout.position(of: column) else { return nil }
+            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
+        }
+        return read(column, as: T.self)
+    }
+
+    /// Every other typed read by name (written records, Date, URL, conversions): specialized
+    /// for `T` in the caller's module, but kept out of line so that call sites stay small.
+    @inlinable @inline(never)
+    func read<T>(_ column: String, as type: T.Type) -> T? {
         if fastPathAllowed {
-            if !isMutated && T.self != Date.self && T.self != URL.self {
-                // An unwritten record: decoded where the value lies, without copying it out.
-                guard let index = baseLayout.position(of: column) else { return nil }
-                if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
-                return try? get(index, as: T.self)
-            }
             let found = storedValueForFastRead(column)
             if case .value(let value) = Self.fastDecode(found?.value, as: T.self) {
                 guard T.self == Date.self, value != nil, let index = found?.index else { return value }
@@ -52,12 +58,17 @@ extension Record {
     /// ```
     @inlinable
     public subscript<T>(index: Int) -> T? {
+        if T.self != Date.self && T.self != URL.self && !isMutated && fastPathAllowed {
+            guard baseValues.indices.contains(index) else { return nil }
+            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
+        }
+        return read(index, as: T.self)
+    }
+
+    /// Every other typed read by position (see `read(_:as:)` by name).
+    @inlinable @inline(never)
+    func read<T>(_ index: Int, as type: T.Type) -> T? {
         if fastPathAllowed {
-            if !isMutated && T.self != Date.self && T.self != URL.self {
-                guard baseValues.indices.contains(index) else { return nil }
-                if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
-                return try? get(index, as: T.self)
-            }
             let stored = storedValueForFastRead(index)
             if case .value(let value) = Self.fastDecode(stored, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }

@@ -147,9 +147,13 @@ extension Statement {
         let maxRows = max(1, RowStorage.blockValues / columns)
         var rowsPerBlock = min(8, maxRows)
         var hasRow = true
+        // TEXT and BLOB values per row in the previous block: the next block reserves room for
+        // as many, instead of growing its list value by value.
+        var objectsPerRow = 0
         while hasRow {
             var rows = 0
             var objects = ContiguousArray<DatabaseValue>()
+            objects.reserveCapacity(objectsPerRow * rowsPerBlock)
             var tags = ContiguousArray<RowStorage.Tag>()
             let capacity = rowsPerBlock * columns
             // Filled in place: no capacity or uniqueness check per value (tags and payloads are
@@ -190,6 +194,7 @@ extension Statement {
                     }
                 }
             }
+            objectsPerRow = (objects.count + rows - 1) / rows
             let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
             for row in 0..<rows {
                 records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
