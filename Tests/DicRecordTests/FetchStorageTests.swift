@@ -237,6 +237,37 @@ import Testing
         }
     }
 
+    @Test func aRecordBuiltFromValuesReadsItsOwnURL() throws {
+        let relative = try #require(URL(string: "b/c", relativeTo: URL(string: "https://base.example/x/")))
+        let r = try Record(["link": relative, "text": "https://t.example"])
+        #expect(r.link as URL? == relative)
+        #expect((r.link as URL?)?.baseURL != nil)
+        #expect(r.text as URL? == URL(string: "https://t.example"))
+    }
+
+    @Test func datesAndURLsAreKeptOnWideRecordsOnBothSidesOfTheMarkedColumns() throws {
+        try withDatabase { t in
+            // 64 columns: 0...61 can be marked as read as Date, 62 and 63 keep their Date the general way.
+            let columns = (0..<64).map { "\($0 * 10).5 as c\($0)" }.joined(separator: ", ")
+            let r = try #require(try t.db.findFirst("select \(columns), 'https://w.example/' as link"))
+            for i in [0, 61, 62, 63] {
+                let date: Date? = r["c\(i)"]
+                #expect(date == Date(timeIntervalSince1970: Double(i * 10) + 0.5))
+                #expect(r["c\(i)"] is Date, "column \(i)")
+            }
+            #expect(r.c1 is Double)   // never read as a Date
+            let first: URL? = r.link
+            let again: URL? = r.link
+            #expect(first == URL(string: "https://w.example/") && again == first)
+            #expect(r.link is URL)
+            // Writing another column keeps both kinds of kept values.
+            r.c1 = 7
+            #expect(r.c0 is Date && r.c62 is Date && r.link is URL)
+            r.remove("c0")
+            #expect(r.c61 is Date && r.c63 is Date && r.link is URL)
+        }
+    }
+
     @Test func aContextThatReplacesURLReadsThroughItsConverter() throws {
         struct PrefixURL: TypeConverter {
             var storageType: StorageType { .text }

@@ -27,10 +27,14 @@ extension Record {
     /// ```
     @inlinable
     public subscript<T>(column: String) -> T? {
-        // The common case inline: an unwritten record, decoded where the value lies.
-        if T.self != Date.self && T.self != URL.self && !isMutated && fastPathAllowed {
+        // The common case inline: an unwritten record, decoded where the value lies (a Date
+        // read marks its column, see `keepDate`).
+        if T.self != URL.self && !isMutated && fastPathAllowed {
             guard let index = baseLayout.position(of: column) else { return nil }
-            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
+            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
+               T.self != Date.self || value == nil || keepDate(at: index) {
+                return value
+            }
         }
         return read(column, as: T.self)
     }
@@ -58,9 +62,12 @@ extension Record {
     /// ```
     @inlinable
     public subscript<T>(index: Int) -> T? {
-        if T.self != Date.self && T.self != URL.self && !isMutated && fastPathAllowed {
+        if T.self != URL.self && !isMutated && fastPathAllowed {
             guard baseValues.indices.contains(index) else { return nil }
-            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self) { return value }
+            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
+               T.self != Date.self || value == nil || keepDate(at: index) {
+                return value
+            }
         }
         return read(index, as: T.self)
     }
@@ -80,11 +87,11 @@ extension Record {
         return try? get(index, as: T.self)
     }
 
-    /// Marks column `index` as read as a Date (see `flags`); false for a column past the 63 the
+    /// Marks column `index` as read as a Date (see `flags`); false for a column past the 62 the
     /// marks cover, which then keeps its Date the general way.
     @inlinable
     func keepDate(at index: Int) -> Bool {
-        guard index < 63 else { return false }
+        guard index < 62 else { return false }
         let bit = UInt64(1) << UInt64(index)
         if flags.load(ordering: .relaxed) & bit == 0 { flags.bitwiseOr(bit, ordering: .relaxed) }
         return true

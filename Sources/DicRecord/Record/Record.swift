@@ -30,12 +30,14 @@ public final class Record: Sendable {
     // lock, before it writes) and from then on everything goes through the locked copy in
     // `state`, which starts out sharing the base's storage. Only `reload`, on a record no one
     // else references, rewrites the base.
-    /// Bit 63: the record has been written (`isMutated`). Bits 0...62: column i was read as a
-    /// Date on the inlined path. A Date from REAL is cheap and exact to rebuild, so that bit is how
-    /// such a read "keeps" its value: untyped reads and `toJSON` then show a Date, with nothing
-    /// allocated.
+    /// Bit 63: the record has been written (`isMutated`); a record built from values counts as
+    /// written, so an unwritten record holds no Swift values. Bit 62: a typed read may have kept
+    /// a converted value (`converted`). Bits 0...61: column i was read as a Date on the inlined
+    /// path. A Date from REAL is cheap and exact to rebuild, so that bit is how such a read
+    /// "keeps" its value: untyped reads and `toJSON` then show a Date, with nothing allocated.
     @usableFromInline let flags = Atomic<UInt64>(0)
     @usableFromInline static var mutatedBit: UInt64 { 1 << 63 }
+    static var keptBit: UInt64 { 1 << 62 }
 
     @usableFromInline var isMutated: Bool { flags.load(ordering: .acquiring) & Self.mutatedBit != 0 }
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseLayout: RowLayout
@@ -185,6 +187,7 @@ public final class Record: Sendable {
         // One layout for the whole record, not one per column.
         self.init(layout: RowLayout(names: names, registry: registry), values: RowValues(values))
         self.cells = cells
+        willMutate()
     }
 
     // MARK: Columns
@@ -275,12 +278,12 @@ public final class Record: Sendable {
     /// Forgets a kept conversion of column `i` (it was overwritten). Called with the lock held.
     private func forgetConverted(at i: Int) {
         if converted != nil { converted!.removeAll { $0.index == i } }
-        if i < 63 { flags.bitwiseAnd(~(UInt64(1) << UInt64(i)), ordering: .relaxed) }
+        if i < 62 { flags.bitwiseAnd(~(UInt64(1) << UInt64(i)), ordering: .relaxed) }
     }
 
     /// Whether column `i` was read as a Date on the inlined path.
     private func isMarkedDate(_ i: Int) -> Bool {
-        i < 63 && flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0
+        i < 62 && flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0
     }
 
     /// Turns Date marks into kept values, before columns move. Called with the lock held.
@@ -291,7 +294,8 @@ public final class Record: Sendable {
                 converted!.append((i, date))
             }
         }
-        flags.bitwiseAnd(Self.mutatedBit, ordering: .relaxed)
+        if converted != nil { flags.bitwiseOr(Self.keptBit, ordering: .releasing) }
+        flags.bitwiseAnd(Self.mutatedBit | Self.keptBit, ordering: .relaxed)
     }
 
     // MARK: Untyped access
@@ -516,11 +520,14 @@ public final class Record: Sendable {
     @usableFromInline
     func fastURL(at index: Int, stored: DatabaseValue) -> URL? {
         guard case .text(let text) = stored else { return nil }
-        let kept = lock.withLock { _ -> Any? in
-            guard index < values.count else { return nil }
-            return (cells?[index]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: index)
+        // An unwritten record that kept nothing has nothing to look up.
+        if flags.load(ordering: .acquiring) & (Self.mutatedBit | Self.keptBit) != 0 {
+            let kept = lock.withLock { _ -> Any? in
+                guard index < values.count else { return nil }
+                return (cells?[index]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: index)
+            }
+            if let kept { return kept as? URL }
         }
-        if let kept { return kept as? URL }
         guard !text.isEmpty, let url = URL(string: text) else { return nil }
         keep(url, at: index, ifStill: stored)
         return url
@@ -529,13 +536,15 @@ public final class Record: Sendable {
     /// Keeps a converted value unless the column changed meanwhile or already holds one.
     private func keep(_ unwrapped: Any, at index: Int, ifStill raw: DatabaseValue) {
         lock.withLock { _ in
-            guard values.indices.contains(index), values[index] == raw,
+            // An unwritten record's values never change: only a written one needs the comparison.
+            guard !isMutated || (values.indices.contains(index) && values[index] == raw),
                   cells?[index].hasSwiftValue != true, convertedValue(at: index) == nil else { return }
             if converted == nil {
-                converted = []
-                converted!.reserveCapacity(2)
+                converted = [(index, unwrapped)]
+            } else {
+                converted!.append((index, unwrapped))
             }
-            converted!.append((index, unwrapped))
+            flags.bitwiseOr(Self.keptBit, ordering: .releasing)
         }
     }
 
