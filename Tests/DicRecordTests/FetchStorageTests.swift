@@ -57,6 +57,23 @@ import Testing
         }
     }
 
+    @Test func largeTextEndsABlockEarlySoAKeptRecordKeepsLittle() throws {
+        try withDatabase { t in
+            try t.db.update("create table big (id integer primary key, body text)")
+            // 40 rows of 10 KB, then 100 small ones.
+            let rows: [[DatabaseArgument]] = (1...140).map { [$0, String(repeating: "x", count: $0 <= 40 ? 10_000 : 3) + "\($0)"] }
+            try t.db.batch("insert into big (id, body) values (?, ?)", rows)
+            let records = try t.db.find("select * from big order by id")
+            #expect(records.map { $0.id as Int? } == (1...140).map { Optional($0) })
+            #expect(records.allSatisfy { r in (r.body as String?)?.hasSuffix("\((r.id as Int?)!)") == true })
+            // A block holds at most 64 KiB of text plus the row that crosses it: 7 rows of 10 KB.
+            #expect(records[0].baseValues.storage !== records[7].baseValues.storage)
+            #expect(records[0].baseValues.storage === records[6].baseValues.storage)
+            // Small rows share blocks again.
+            #expect(records[120].baseValues.storage === records[121].baseValues.storage)
+        }
+    }
+
     @Test func aWriteToOneRecordLeavesItsNeighboursInTheBlockAlone() throws {
         try withDatabase { t in
             try makeTable(t.db, rows: 100)

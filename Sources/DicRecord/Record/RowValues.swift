@@ -9,8 +9,9 @@ import CSQLite
 /// `DatabaseValue`. Each record views its own window of a block. A block is never written; the
 /// first write to a record's values copies its window into storage of its own (an array of
 /// `DatabaseValue`, copy on write), so records of one fetch never see each other's writes. A
-/// record that outlives the others of its fetch keeps its block alive (at most
-/// `RowStorage.blockValues` values, about 36 KiB plus its text and blobs).
+/// record that outlives the others of its fetch keeps its block alive: at most
+/// `RowStorage.blockValues` values (36 KiB) and, past `RowStorage.blockObjectBytes` of text and
+/// blobs, the rest of the row that crossed it.
 @usableFromInline
 struct RowValues: RandomAccessCollection, Sendable {
     @usableFromInline var storage: RowStorage
@@ -99,6 +100,9 @@ final class RowStorage: @unchecked Sendable {
 
     /// The most values a fetch puts in one block (4,096 × 9 bytes).
     static let blockValues = 4096
+    /// A block ends after the row that brings its TEXT and BLOB bytes past this, so that a record
+    /// kept from a large result keeps little of its neighbours' text alive.
+    static let blockObjectBytes = 64 * 1024
 
     init(_ values: ContiguousArray<DatabaseValue>) {
         self.values = values
@@ -160,7 +164,8 @@ extension Statement {
             // plain bytes, so a throw midway leaves nothing to clean up but `objects`).
             let payloads = try ContiguousArray<UInt64>(unsafeUninitializedCapacity: capacity) { payloadBuffer, payloadCount in
                 tags = try ContiguousArray<RowStorage.Tag>(unsafeUninitializedCapacity: capacity) { tagBuffer, tagCount in
-                    while hasRow && rows < rowsPerBlock {
+                    var objectBytes = 0
+                    while hasRow && rows < rowsPerBlock && objectBytes <= RowStorage.blockObjectBytes {
                         try check()
                         for i in 0..<Int32(columns) {
                             guard let value = sqlite3_column_value(handle, i) else {
@@ -185,6 +190,7 @@ extension Statement {
                                 tagBuffer[tagCount] = .object
                                 payloadBuffer[payloadCount] = UInt64(objects.count)
                                 objects.append(Self.decode(value, type: type))
+                                objectBytes += Int(sqlite3_value_bytes(value))
                             }
                             tagCount += 1
                             payloadCount += 1
@@ -199,7 +205,9 @@ extension Statement {
             for row in 0..<rows {
                 records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
             }
-            rowsPerBlock = min(rowsPerBlock * 2, maxRows)
+            // A block that ended on its text and blob bytes sets the size of the next (large
+            // values: fewer rows per block, no payload room left unused); others double.
+            rowsPerBlock = hasRow && rows < rowsPerBlock ? rows : min(rowsPerBlock * 2, maxRows)
         }
         return records
     }
