@@ -121,7 +121,8 @@ extension Db {
             try control(lease) { _ = try connection.run("BEGIN IMMEDIATE", .none); connection.transactionDepth = 1 }
             let result: T
             do {
-                result = try await AsyncScope.$transactions.withValue(scope) { try await body(self) }
+                let db = bound(to: context)
+                result = try await AsyncScope.$transactions.withValue(scope) { try await body(db) }
             } catch {
                 try? control(lease) { connection.transactionDepth = 0; rollback(connection, depth: 0, savepoint: "") }
                 throw error

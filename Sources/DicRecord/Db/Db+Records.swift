@@ -191,14 +191,18 @@ extension Db {
     }
 
     func runTx(_ body: (Db) throws -> Bool) throws -> Bool {
-        try writing { connection in
-            try inTransaction(connection, { try body(self) }, commit: { $0 })
+        let context = try context()
+        let db = bound(to: context)
+        return try context.pool().write { connection in
+            try inTransaction(connection, { try body(db) }, commit: { $0 })
         }
     }
 
     func runTransaction<T>(_ body: (Db) throws -> T) throws -> T {
-        try writing { connection in
-            try inTransaction(connection, { try body(self) }, commit: { _ in true })
+        let context = try context()
+        let db = bound(to: context)
+        return try context.pool().write { connection in
+            try inTransaction(connection, { try body(db) }, commit: { _ in true })
         }
     }
 

@@ -38,6 +38,18 @@ public struct Db: Sendable {
         self.known = context
     }
 
+    /// This handle with its context looked up once: a transaction hands it to its body, whose
+    /// calls then skip the registry (the transaction holds that context's connection anyway).
+    func bound(to context: DbContext) -> Db {
+        Db(configName: configName, registry: registry, known: context)
+    }
+
+    private init(configName: String?, registry: ContextRegistry, known: DbContext) {
+        self.configName = configName
+        self.registry = registry
+        self.known = known
+    }
+
     /// The main config's handle: the config named "main", or else the first one started. It is
     /// resolved at each call, so it follows a restart of main.
     /// ```swift
