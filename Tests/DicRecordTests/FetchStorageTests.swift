@@ -353,3 +353,33 @@ import Testing
         #expect(SqlText.access(sql) == access)
     }
 }
+
+/// Building a record from values: names SQLite takes for one are one column, wrapped Optionals
+/// are kept as their value, whatever the spelling or the length of the names.
+@Suite struct RecordBuildingTests {
+    @Test func namesThatAreOneColumnToSQLiteAreOneColumn() throws {
+        let r = try Record(["Name": "a", "age": 1, "NAME": "b", "a_rather_long_name": 2, "A_RATHER_LONG_NAME": 3,
+                            "a_rather_long_nam3": 4, "Émile": 5, "émile": 6, "é": 7])
+        #expect(r.columnNames == ["Name", "age", "a_rather_long_name", "a_rather_long_nam3", "Émile", "é"])
+        #expect(r.name as String? == "b")
+        #expect(r.a_rather_long_name as Int? == 3)
+        #expect(r.a_rather_long_nam3 as Int? == 4)
+        #expect(r["émile"] as Int? == 6)
+        #expect(r.modifiedColumns.count == 6)
+    }
+
+    @Test func wrappedOptionalsAndPlainValuesAreKeptAsTheirValue() throws {
+        let some: Int? = 5
+        let none: String? = nil
+        let date = Date(timeIntervalSince1970: 3)
+        let r = try Record(["some": some, "none": none, "date": date, "data": Data([1]), "flag": true])
+        #expect(r["some"] as? Int == 5)
+        #expect(r["none"] == nil)
+        #expect(r["date"] as? Date == date)
+        #expect(r["data"] as? Data == Data([1]))
+        #expect(r["flag"] as? Bool == true)
+        let nested: Int?? = 7
+        r["later"] = nested as Any   // an Optional inside an Any
+        #expect(r["later"] as? Int == 7)
+    }
+}

@@ -163,9 +163,11 @@ public final class Record: Sendable {
 
     convenience init(pairs: [(String, Any?)], registry: Converters) throws {
         var names: [String] = []
+        var packed: [PackedName?] = []
         var values = ContiguousArray<DatabaseValue>()
         var cells = ContiguousArray<Cell>()
         names.reserveCapacity(pairs.count)
+        packed.reserveCapacity(pairs.count)
         values.reserveCapacity(pairs.count)
         cells.reserveCapacity(pairs.count)
         for (name, value) in pairs {
@@ -175,19 +177,31 @@ public final class Record: Sendable {
             } catch let error as ConversionError {
                 throw error.inColumn(name)
             }
-            let swiftValue = value.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
+            let swiftValue = value.flatMap { Self.isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
             let cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
-            if let i = names.firstIndex(where: { RowLayout.sameColumn($0, name) }) {
+            // A name SQLite takes for an earlier one replaces that column. Each name is packed
+            // once (`RowLayout.sameColumn` would pack both names for every comparison).
+            let key = PackedName(name)
+            if let i = names.indices.first(where: { i in
+                guard let key, let other = packed[i] else { return RowLayout.sameColumn(names[i], name) }
+                return key.prefix == other.prefix && key.length == other.length
+                    && (key.length <= 8 || PackedName.equalIgnoringASCIICase(names[i], name))
+            }) {
                 values[i] = encoded
                 cells[i] = cell
             } else {
                 names.append(name)
+                packed.append(key)
                 values.append(encoded)
                 cells.append(cell)
             }
         }
-        // One layout for the whole record, not one per column.
-        self.init(layout: RowLayout(names: names, registry: registry), values: RowValues(values))
+        // One layout for the whole record, not one per column; its names are distinct already.
+        let allPacked = packed.compactMap { $0 }
+        let layout = allPacked.count == names.count
+            ? RowLayout(names: names, packedNames: allPacked, registry: registry, namesAreDistinct: true)
+            : RowLayout(names: names, registry: registry)
+        self.init(layout: layout, values: RowValues(values))
         self.cells = cells
         willMutate()
     }
@@ -363,7 +377,7 @@ public final class Record: Sendable {
             encodingError = ConversionError(kind: .invalidValue, column: column, value: String(describing: value),
                                             targetType: "\(type(of: value))", reason: "\(error)")
         }
-        let swiftValue = value.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
+        let swiftValue = value.flatMap { Self.isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
         store(column, encoded, swiftValue: swiftValue, encodingError: encodingError)
     }
 
@@ -656,6 +670,19 @@ public final class Record: Sendable {
 
     /// The registry typed reads use.
     var registry: Converters { lock.withLock { _ in layout.registry } }
+}
+
+extension Record {
+    /// True for a value of a common type, which is not an Optional: no dynamic cast needed
+    /// (`as? any OptionalProtocol` looks the conformance up in the runtime's tables).
+    @inline(__always)
+    static func isPlainValue(_ value: Any) -> Bool {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        return type == ObjectIdentifier(Int.self) || type == ObjectIdentifier(String.self)
+            || type == ObjectIdentifier(Double.self) || type == ObjectIdentifier(Int64.self)
+            || type == ObjectIdentifier(Bool.self) || type == ObjectIdentifier(Date.self)
+            || type == ObjectIdentifier(Data.self)
+    }
 }
 
 /// Lets `Record.set` keep the wrapped value of an Optional passed as `Any?`.

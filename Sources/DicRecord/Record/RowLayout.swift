@@ -94,7 +94,8 @@ final class RowLayout: Sendable {
                          namesAreDistinct: namesAreDistinct && position(of: name) == nil)
     }
 
-    private init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool) {
+    /// A layout whose names the caller has packed (all ASCII) and checked.
+    init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool) {
         self.names = names
         self.registry = registry
         self.packedNames = packedNames
