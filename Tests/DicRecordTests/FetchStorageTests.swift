@@ -368,6 +368,26 @@ import Testing
         #expect(r.modifiedColumns.count == 6)
     }
 
+    @Test func recordsBuiltAlikeShareALayoutButNotTheirValues() throws {
+        try withDatabase { t in
+            try t.db.update("create table p (id integer primary key, a, b)")
+            let one = try Record(["a": 1, "b": "x"]), two = try Record(["a": 2, "b": "y"])
+            #expect(one.baseLayout === two.baseLayout)
+            let other = try Record(["a": 1, "c": 2])
+            #expect(other.baseLayout !== one.baseLayout)
+            one.b = "changed"
+            #expect(two.b as String? == "y")
+            // Both gain their generated key; the layout with `id` is shared too, the values are not.
+            try t.db.batchSave("p", [one, two])
+            #expect(one.id as Int? == 1 && two.id as Int? == 2)
+            #expect(one.columnNames == ["a", "b", "id"] && two.columnNames == ["a", "b", "id"])
+            #expect(one.layout === two.layout)
+            two.remove("a")
+            #expect(one.a as Int? == 1 && one.columnNames == ["a", "b", "id"])
+            #expect(try t.db.query("select b from p order by id", as: String.self) == ["changed", "y"])
+        }
+    }
+
     @Test func wrappedOptionalsAndPlainValuesAreKeptAsTheirValue() throws {
         let some: Int? = 5
         let none: String? = nil

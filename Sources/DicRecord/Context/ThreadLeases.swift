@@ -23,6 +23,9 @@ final class ThreadLeases {
     @exclusivity(unchecked) var cancellation: CancellationFlag?
     /// True on the threads of `BlockingPool`, where the async API runs its calls inline.
     @exclusivity(unchecked) var isPoolThread = false
+    /// The layout of the last record this thread built from values (see `Record(pairs:)`):
+    /// records built in a loop share it instead of each making its own.
+    @exclusivity(unchecked) var lastBuiltLayout: RowLayout?
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 

@@ -197,10 +197,18 @@ public final class Record: Sendable {
             }
         }
         // One layout for the whole record, not one per column; its names are distinct already.
-        let allPacked = packed.compactMap { $0 }
-        let layout = allPacked.count == names.count
-            ? RowLayout(names: names, packedNames: allPacked, registry: registry, namesAreDistinct: true)
-            : RowLayout(names: names, registry: registry)
+        // Records built in a loop (a batch) share the layout of the previous one when they can.
+        let leases = ThreadLeases.current
+        let layout: RowLayout
+        if let last = leases.lastBuiltLayout, last.registry === registry, last.names == names {
+            layout = last
+        } else {
+            let allPacked = packed.compactMap { $0 }
+            layout = allPacked.count == names.count
+                ? RowLayout(names: names, packedNames: allPacked, registry: registry, namesAreDistinct: true)
+                : RowLayout(names: names, registry: registry)
+            leases.lastBuiltLayout = layout
+        }
         self.init(layout: layout, values: RowValues(values))
         self.cells = cells
         willMutate()
@@ -579,9 +587,9 @@ public final class Record: Sendable {
             let layout = self.layout, values = self.values
             let keyPosition = key.flatMap { layout.position(of: $0) }
             guard let keyPosition, values[keyPosition] == .null else {
-                return (layout.names, Array(values), key != nil && keyPosition == nil)
+                return (layout.names, values.array, key != nil && keyPosition == nil)
             }
-            var names = layout.names, kept = Array(values)
+            var names = layout.names, kept = values.array
             names.remove(at: keyPosition)
             kept.remove(at: keyPosition)
             return (names, kept, true)

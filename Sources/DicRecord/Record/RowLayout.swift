@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The columns of a result set: names in SELECT order and a case-insensitive index. One layout
 /// is shared by every record a statement produces, so a row costs its values and nothing more.
 @usableFromInline
@@ -85,14 +87,23 @@ final class RowLayout: Sendable {
     }
 
     /// This layout plus one column. ASCII layouts extend their packed names instead of
-    /// recomputing them (a new model grows one column per property it sets).
+    /// recomputing them (a new model grows one column per property it sets). The last result is
+    /// remembered: records sharing a layout (a fetch, a batch) that all gain the same column (a
+    /// generated key written back) then share the new layout too.
     func appending(_ name: String) -> RowLayout {
-        guard let packedNames, let packed = PackedName(name) else {
-            return RowLayout(names: names + [name], registry: registry)
+        if let last = lastAppended.withLock({ $0 }), last.name == name { return last.layout }
+        let made: RowLayout
+        if let packedNames, let packed = PackedName(name) {
+            made = RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry,
+                             namesAreDistinct: namesAreDistinct && position(of: name) == nil)
+        } else {
+            made = RowLayout(names: names + [name], registry: registry)
         }
-        return RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry,
-                         namesAreDistinct: namesAreDistinct && position(of: name) == nil)
+        lastAppended.withLock { $0 = (name, made) }
+        return made
     }
+
+    private let lastAppended = Mutex<(name: String, layout: RowLayout)?>(nil)
 
     /// A layout whose names the caller has packed (all ASCII) and checked.
     init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool) {

@@ -51,6 +51,13 @@ struct RowValues: RandomAccessCollection, Sendable {
         }
     }
 
+    /// The values as an array: the storage's own (shared, no copy) when the view covers all of
+    /// it, else a copy.
+    var array: [DatabaseValue] {
+        if storage.isArray, start == 0, storage.values.count == Int(length) { return Array(storage.values) }
+        return (0..<Int(length)).map { storage.value(at: Int(start) &+ $0) }
+    }
+
     mutating func append(_ value: DatabaseValue) {
         makeUnique()
         storage.values.append(value)
@@ -75,7 +82,11 @@ struct RowValues: RandomAccessCollection, Sendable {
     @usableFromInline
     mutating func makeUnique() {
         if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == Int(length) { return }
-        self = RowValues(ContiguousArray(self))
+        // Room for two more: the first write to a record often adds a column (a generated key).
+        var copy = ContiguousArray<DatabaseValue>()
+        copy.reserveCapacity(Int(length) + 2)
+        for i in 0..<Int(length) { copy.append(storage.value(at: Int(start) &+ i)) }
+        self = RowValues(copy)
     }
 }
 
