@@ -115,11 +115,15 @@ final class RowStorage: @unchecked Sendable {
     /// kept from a large result keeps little of its neighbours' text alive.
     static let blockObjectBytes = 64 * 1024
 
+    /// The array form (kept in the object itself: telling the forms apart loads nothing more).
+    @usableFromInline let isArray: Bool
+
     init(_ values: ContiguousArray<DatabaseValue>) {
         self.values = values
         tags = []
         payloads = []
         objects = []
+        isArray = true
     }
 
     init(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>) {
@@ -127,13 +131,12 @@ final class RowStorage: @unchecked Sendable {
         self.tags = tags
         self.payloads = payloads
         self.objects = objects
+        isArray = false
     }
-
-    @inlinable var isArray: Bool { tags.isEmpty }
 
     @inlinable @inline(__always)
     func value(at index: Int) -> DatabaseValue {
-        if tags.isEmpty { return values[index] }
+        if isArray { return values[index] }
         switch tags[index] {
         case .integer: return .integer(Int64(bitPattern: payloads[index]))
         case .real: return .real(Double(bitPattern: payloads[index]))
