@@ -388,6 +388,29 @@ import Testing
         }
     }
 
+    // Found in review: the layout caches compared names with Swift's `==`, which takes the
+    // precomposed and the decomposed "é" as equal; SQLite takes them as two columns.
+    @Test func builtRecordsKeepTheirOwnSpellingOfANonASCIIName() throws {
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        _ = try Record([nfc: 1])
+        let r = try Record([nfd: 2])
+        #expect(Array(r.columnNames[0].utf8) == Array(nfd.utf8))
+        let a = Record(); a["na\u{EF}ve"] = 1
+        let b = Record(); b["nai\u{308}ve"] = 2
+        #expect(Array(b.columnNames[0].utf8) == Array("nai\u{308}ve".utf8))
+    }
+
+    @Test func aRecordSavedAfterAnotherSpellingWritesItsOwnColumn() throws {
+        try withDatabase { t in
+            let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+            try t.db.update("create table u (\"\(nfd)\" integer)")
+            _ = try Record([nfc: 1])
+            let r = try Record([nfd: 2])
+            #expect(try t.db.save("u", r))
+            #expect(try t.db.find("select * from u").count == 1)
+        }
+    }
+
     @Test func wrappedOptionalsAndPlainValuesAreKeptAsTheirValue() throws {
         let some: Int? = 5
         let none: String? = nil

@@ -392,6 +392,8 @@ extension Db {
 
     /// Runs `body` in a transaction: commits when it returns true, rolls back when it returns false
     /// or throws (and rethrows). Nested, it is a SAVEPOINT that rolls back only its own work.
+    /// The `db` given to `body` is bound to the context the transaction runs on (even for
+    /// `Db.main`): keep using the handle you called `tx` on outside the closure.
     /// ```swift
     /// try Db.main.tx { db in
     ///     try db.update("update account set balance = balance - 10 where id = ?", 1) == 1
@@ -403,6 +405,7 @@ extension Db {
     }
 
     /// Runs `body` in a transaction that commits unless `body` throws; returns its result.
+    /// As with `tx`, the `db` given to `body` is bound to the transaction's context.
     /// ```swift
     /// let id = try Db.main.transaction { db in
     ///     try db.update("insert into student(name) values (?)", "Jack")

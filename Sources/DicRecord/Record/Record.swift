@@ -200,7 +200,7 @@ public final class Record: Sendable {
         // Records built in a loop (a batch) share the layout of the previous one when they can.
         let leases = ThreadLeases.current
         let layout: RowLayout
-        if let last = leases.lastBuiltLayout, last.registry === registry, last.names == names {
+        if let last = leases.lastBuiltLayout, last.registry === registry, RowLayout.sameSpelling(last.names, names) {
             layout = last
         } else {
             let allPacked = packed.compactMap { $0 }

@@ -78,6 +78,12 @@ final class RowLayout: Sendable {
         return index[name.lowercased()]
     }
 
+    /// Whether two lists of names are spelled with the same bytes. A shared layout must keep each
+    /// record's own spelling: Swift's `==` takes "é" and "e" + U+0301 as equal, SQLite does not.
+    static func sameSpelling(_ a: [String], _ b: [String]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+
     /// Whether two column names are the same to SQLite (case-insensitive).
     static func sameColumn(_ a: String, _ b: String) -> Bool {
         if let pa = PackedName(a), let pb = PackedName(b) {
@@ -91,7 +97,7 @@ final class RowLayout: Sendable {
     /// remembered: records sharing a layout (a fetch, a batch) that all gain the same column (a
     /// generated key written back) then share the new layout too.
     func appending(_ name: String) -> RowLayout {
-        if let last = lastAppended.withLock({ $0 }), last.name == name { return last.layout }
+        if let last = lastAppended.withLock({ $0 }), last.name.utf8.elementsEqual(name.utf8) { return last.layout }
         let made: RowLayout
         if let packedNames, let packed = PackedName(name) {
             made = RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry,
