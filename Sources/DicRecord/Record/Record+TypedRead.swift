@@ -27,16 +27,18 @@ extension Record {
     /// ```
     @inlinable
     public subscript<T>(column: String) -> T? {
-        // The common case inline: an unwritten record, decoded where the value lies (a Date
-        // read marks its column, see `keepDate`).
-        if T.self != URL.self && !isMutated && fastPathAllowed {
-            guard let index = baseLayout.position(of: column) else { return nil }
-            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
-               T.self != Date.self || value == nil || keepDate(at: index) {
-                return value
+        // The common case, always inlined: an unwritten record, decoded where the value lies (a
+        // Date read marks its column, see `keepDate`). The rest is out of line (`read`).
+        @inline(__always) get {
+            if T.self != URL.self && !isMutated && fastPathAllowed {
+                guard let index = baseLayout.position(of: column) else { return nil }
+                if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
+                   T.self != Date.self || value == nil || keepDate(at: index) {
+                    return value
+                }
             }
+            return read(column, as: T.self)
         }
-        return read(column, as: T.self)
     }
 
     /// Every other typed read by name (written records, Date, URL, conversions): specialized
@@ -62,14 +64,16 @@ extension Record {
     /// ```
     @inlinable
     public subscript<T>(index: Int) -> T? {
-        if T.self != URL.self && !isMutated && fastPathAllowed {
-            guard baseValues.indices.contains(index) else { return nil }
-            if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
-               T.self != Date.self || value == nil || keepDate(at: index) {
-                return value
+        @inline(__always) get {
+            if T.self != URL.self && !isMutated && fastPathAllowed {
+                guard baseValues.indices.contains(index) else { return nil }
+                if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
+                   T.self != Date.self || value == nil || keepDate(at: index) {
+                    return value
+                }
             }
+            return read(index, as: T.self)
         }
-        return read(index, as: T.self)
     }
 
     /// Every other typed read by position (see `read(_:as:)` by name).
