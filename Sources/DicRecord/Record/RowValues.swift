@@ -38,6 +38,10 @@ struct RowValues: RandomAccessCollection, Sendable {
     @inlinable var endIndex: Int { Int(length) }
     @inlinable var count: Int { Int(length) }
 
+    /// `position` must be in `0..<count`, which the library guarantees: every caller takes it
+    /// from the record's own layout (whose names match its values one for one) or checks
+    /// `indices` first. The check keeps a wrong position from reading a neighbour's row in a
+    /// shared block; an out-of-range array subscript traps the same way.
     @inlinable
     subscript(position: Int) -> DatabaseValue {
         @inline(__always) get {

@@ -109,8 +109,9 @@ final class Statement {
             for (offset, value) in values.enumerated() { bind(value, at: Int32(offset + 1)) }
         case .positional(let values):
             try checkCount(values.count, configName: configName)
-            let fast = registry.fastPathEnabled
-            let peek = fast && InlineArgument.isReadable
+            // In place for the common types (see `InlineArgument`); through the registry otherwise,
+            // whose own fast path covers the same types when the layout check fails.
+            let peek = registry.fastPathEnabled && InlineArgument.isReadable
             try values.withUnsafeBufferPointer { arguments in
                 guard let base = arguments.baseAddress else { return }
                 for offset in arguments.indices {
@@ -120,7 +121,6 @@ final class Statement {
                         sqlite3_bind_null(handle, index)
                         continue
                     }
-                    if fast, bindFast(argument, at: index) { continue }
                     try bind(argument, at: index, registry: registry, configName: configName)
                 }
             }
@@ -169,31 +169,6 @@ final class Statement {
         case InlineArgument.bool:
             sqlite3_bind_int64(handle, index, raw.load(as: Bool.self) ? 1 : 0)
         default:
-            return false
-        }
-        return true
-    }
-
-    /// Binds an argument of a common type straight from the opened existential, as its built-in
-    /// converter would store it, with no `DatabaseValue` in between; false for any other type
-    /// (and for NaN, which the converter refuses). The caller checks `fastPathEnabled`.
-    @inline(__always)
-    private func bindFast<T>(_ argument: T, at index: Int32) -> Bool {
-        if T.self == Int.self {
-            sqlite3_bind_int64(handle, index, Int64(unsafeBitCast(argument, to: Int.self)))
-        } else if T.self == String.self {
-            bind(.text(unsafeBitCast(argument, to: String.self)), at: index)
-        } else if T.self == Int64.self {
-            sqlite3_bind_int64(handle, index, unsafeBitCast(argument, to: Int64.self))
-        } else if T.self == Double.self {
-            let value = unsafeBitCast(argument, to: Double.self)
-            guard !value.isNaN else { return false }
-            sqlite3_bind_double(handle, index, value)
-        } else if T.self == Bool.self {
-            sqlite3_bind_int64(handle, index, unsafeBitCast(argument, to: Bool.self) ? 1 : 0)
-        } else if T.self == Date.self {
-            sqlite3_bind_double(handle, index, unsafeBitCast(argument, to: Date.self).timeIntervalSince1970)
-        } else {
             return false
         }
         return true
