@@ -85,6 +85,10 @@ struct ModelSearchTests {
         try FtsArticle.dao.search(query, limit: limit).map { $0.id ?? -1 }
     }
 
+    private func ftsIds(_ query: String) throws -> [Int] {
+        try FtsArticle.dao.search(fts5Query: query).map { $0.id ?? -1 }
+    }
+
     private func integrityCheck(_ t: TestDatabase) throws {
         try t.db.update("insert into FtsArticle_fts(FtsArticle_fts) values ('integrity-check')")
     }
@@ -123,9 +127,10 @@ struct ModelSearchTests {
             #expect(try ids(Self.rare, limit: 100) == [250, 600, 900])
             // Case-insensitive, prefix and column filters.
             #expect(try ids(Self.rare.uppercased()) == [250, 600, 900])
-            #expect(try Set(ids("zephyr*")) == [250, 600, 900])
-            #expect(try ids("title:\(Self.rare)") == [250])
-            #expect(try Set(ids("body:\(Self.rare)")) == [250, 600, 900])
+            #expect(try Set(ftsIds("zephyr*")) == [250, 600, 900])
+            #expect(try ftsIds("title:\(Self.rare)") == [250])
+            #expect(try Set(ftsIds("body:\(Self.rare)")) == [250, 600, 900])
+            #expect(try Set(ftsIds("\(Self.rare) OR violet")).isSuperset(of: [250, 600, 900]))
             // No match; a word that is only a prefix of the rare word.
             #expect(try ids("zephyr").isEmpty)
             #expect(try ids("nonexistentword").isEmpty)
@@ -139,9 +144,9 @@ struct ModelSearchTests {
             #expect(try Set(ids("apple")) == apple)
             #expect(try ids("apple").count == apple.count)   // no duplicates
             #expect(try Set(ids("apple river")) == Self.expected("apple", "river"))
-            #expect(try Set(ids("apple AND river")) == Self.expected("apple", "river"))
-            #expect(try Set(ids("apple OR river")) == Self.expected("apple").union(Self.expected("river")))
-            #expect(try Set(ids("apple NOT river")) == Self.expected("apple").subtracting(Self.expected("river")))
+            #expect(try Set(ftsIds("apple AND river")) == Self.expected("apple", "river"))
+            #expect(try Set(ftsIds("apple OR river")) == Self.expected("apple").union(Self.expected("river")))
+            #expect(try Set(ftsIds("apple NOT river")) == Self.expected("apple").subtracting(Self.expected("river")))
             #expect(try Set(ids("\(Self.rare) apple")) == Self.expected(Self.rare, "apple"))
             #expect(Self.expected(Self.rare, "apple").contains(250))
             #expect(try ids("apple", limit: 7).count == 7)
@@ -194,16 +199,37 @@ struct ModelSearchTests {
         }
     }
 
-    @Test func malformedQueriesThrowADatabaseError() throws {
+    @Test func malformedFTS5QueriesThrowADatabaseError() throws {
         try withArticles { _ throws in
             for query in ["\"unbalanced", "\(Self.rare) OR", "AND", "nosuchcolumn:\(Self.rare)", "(apple", "apple)",
                           "\(Self.rare)') OR 1=1 --", "NEAR(apple river"] {
-                #expect(throws: DatabaseError.self, "\(query)") { try FtsArticle.dao.search(query) }
+                #expect(throws: DatabaseError.self, "\(query)") { try FtsArticle.dao.search(fts5Query: query) }
             }
             // The database is fine afterwards.
             #expect(try ids(Self.rare) == [250, 600, 900])
             // Quoted as a phrase, punctuation is harmless.
             #expect(try ids("\"\(Self.rare)\"") == [250, 600, 900])
+        }
+    }
+
+    /// What a user types into a search box is words, never query syntax: hyphens, quotes,
+    /// colons, operators and parentheses find what they spell or nothing, and never throw.
+    @Test func plainSearchTextIsNeverQuerySyntax() throws {
+        try withArticles { _ throws in
+            #expect(try ids("nothing-matches-this") == [])
+            for query in ["\"unbalanced", "\(Self.rare) OR", "AND", "nosuchcolumn:\(Self.rare)", "(apple", "apple)",
+                          "\(Self.rare)') OR 1=1 --", "NEAR(apple river", "zephyr*", "-", "\"\"", "   "] {
+                #expect(throws: Never.self, "\(query)") { _ = try FtsArticle.dao.search(query) }
+            }
+            // Punctuation around a word still finds it; every word must be there.
+            #expect(try ids("\(Self.rare):") == [250, 600, 900])
+            #expect(try ids("(\(Self.rare))") == [250, 600, 900])
+            #expect(try ids("\"\(Self.rare)\"") == [250, 600, 900])
+            #expect(try ids("AND \(Self.rare)") == [])   // "and" is a word here, and no row has it
+            #expect(try Set(ids("apple \(Self.rare)")) == Self.expected("apple", Self.rare))
+            #expect(try ids("   ").isEmpty)
+            // Words as words: "OR" is not an operator.
+            #expect(try ids("\(Self.rare) OR violet").isEmpty)
         }
     }
 

@@ -143,6 +143,14 @@ extension Dao {
         try await runAsync { try $0.search(text, limit: limit) }
     }
 
+    /// The async form of `search(fts5Query:limit:)`: models matching an FTS5 query, best match first.
+    /// ```swift
+    /// let hits = try await Article.dao.search(fts5Query: "swift OR sqli*", limit: 20)
+    /// ```
+    public func search(fts5Query query: String, limit: Int? = nil) async throws -> sending [M] {
+        try await runAsync { try $0.search(fts5Query: query, limit: limit) }
+    }
+
     // MARK: Aggregates
 
     /// The async form of `count(_:where:_:)`: non-NULL values of `column` in the matching rows.

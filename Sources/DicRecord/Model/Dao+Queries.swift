@@ -67,20 +67,43 @@ extension Dao {
 
     // MARK: Full-text search
 
-    /// Models whose `searchColumns` match `text` (FTS5 query syntax: words, "phrases", OR, prefix*),
-    /// best match first.
+    /// Models whose `searchColumns` hold every word of `text`, best match first. The text is
+    /// plain words, as typed into a search box: each word is quoted for FTS5, so a hyphen, a
+    /// quote or a colon is never query syntax (`"e-mail"` finds "e mail" as a phrase). Text with
+    /// no words finds nothing. For FTS5's own syntax (OR, NEAR, prefix*, column filters) use
+    /// `search(fts5Query:limit:)`.
     /// ```swift
     /// let hits = try Article.dao.search("swift sqlite", limit: 20)
     /// ```
     public func search(_ text: String, limit: Int? = nil) throws -> [M] {
+        let words = text.split(whereSeparator: { $0.isWhitespace }).map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+        guard !words.isEmpty else {
+            _ = try searchSchema()  // a model without searchColumns is still an error
+            return []
+        }
+        return try search(fts5Query: words.joined(separator: " "), limit: limit)
+    }
+
+    /// Models whose `searchColumns` match `query`, written in FTS5's query syntax (words,
+    /// "phrases", OR, NOT, NEAR, prefix*, `column:`), best match first. A syntax error in the query
+    /// is SQLite's error. See <https://www.sqlite.org/fts5.html#full_text_query_syntax>.
+    /// ```swift
+    /// let hits = try Article.dao.search(fts5Query: "swift OR sqli*", limit: 20)
+    /// ```
+    public func search(fts5Query query: String, limit: Int? = nil) throws -> [M] {
+        let schema = try searchSchema()
+        let table = SqlText.quote(schema.tableName), fts = SqlText.quote(SchemaUpkeep.ftsTable(schema.tableName))
+        var sql = "SELECT \(table).* FROM \(fts) JOIN \(table) ON \(table).rowid = \(fts).rowid WHERE \(fts) MATCH ? ORDER BY \(fts).rank"
+        if let limit { sql += " LIMIT \(Swift.max(0, limit))" }
+        return try findModels(sql, .positional([query]))
+    }
+
+    private func searchSchema() throws -> ModelSchema {
         let schema = try target().schema
         guard !schema.searchColumns.isEmpty else {
             throw DicRecordError(.invalidModel, "model \(schema.typeName) declares no searchColumns", configName: configName)
         }
-        let table = SqlText.quote(schema.tableName), fts = SqlText.quote(SchemaUpkeep.ftsTable(schema.tableName))
-        var sql = "SELECT \(table).* FROM \(fts) JOIN \(table) ON \(table).rowid = \(fts).rowid WHERE \(fts) MATCH ? ORDER BY \(fts).rank"
-        if let limit { sql += " LIMIT \(Swift.max(0, limit))" }
-        return try findModels(sql, .positional([text]))
+        return schema
     }
 
     // MARK: References
