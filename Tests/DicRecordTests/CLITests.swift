@@ -225,6 +225,40 @@ struct CLITests {
         #expect(positions.count == 7 && positions == positions.sorted())
     }
 
+    /// The README names every way `json` differs from `sqlite3 -json`; these are them.
+    @Test func queryJSONDiffersFromSqlite3OnlyWhereTheReadmeSays() throws {
+        let fixture = try CLIFixture()
+        defer { fixture.cleanUp() }
+        let db = try fixture.sampleDatabase()
+        let reals = try fixture.dicrecord("query", db, "select -0.0 as a, 0.1 as b, 1e300 as c, 1.5 as d", "--format", "json")
+        #expect(reals.text == #"[{"a":-0.0,"b":0.1,"c":1e+300,"d":1.5}]"# + "\n")
+        #expect(String(decoding: try fixture.sqlite("-json", db, "select 0.1 as b"), as: UTF8.self).contains("0.10000000000000000555"))
+        let empty = try fixture.dicrecord("query", db, "select 1 where 0", "--format", "json")
+        #expect(empty.status == 0)
+        #expect(empty.text == "[]\n")
+        #expect(try fixture.sqlite("-json", db, "select 1 where 0").isEmpty)
+        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+            .replacingOccurrences(of: "\n  ", with: " ")
+        for difference in [#"a blob is `{"base64": "…"}`"#, "`0.1` and `-0.0`", "`0.10000000000000000555` and `0.0`",
+                           "an empty result is `[]` (sqlite3 prints nothing)"] {
+            #expect(readme.contains(difference), "README does not say: \(difference)")
+        }
+    }
+
+    /// DicRecord turns off SQLite's double-quoted string literals in the CLI too: a quoted word
+    /// that is no column is an error with a hint, never text compared with text.
+    @Test func queryRefusesDoubleQuotedTextWithAHint() throws {
+        let fixture = try CLIFixture()
+        defer { fixture.cleanUp() }
+        let db = try fixture.sampleDatabase()
+        let run = try fixture.dicrecord("query", db, "select count(*) from t where \"zzz zzz\" = 'zzz zzz'", "--format", "json")
+        #expect(run.status == 1)
+        #expect(run.errors.contains("no such column: zzz zzz"))
+        #expect(run.errors.contains("single quotes"))
+        #expect(run.text.isEmpty)
+    }
+
     @Test func queryCSVParsesBackToSqlite3Values() throws {
         let fixture = try CLIFixture()
         defer { fixture.cleanUp() }
