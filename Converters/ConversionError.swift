@@ -71,8 +71,9 @@ public struct ConversionError: Error, Sendable, CustomStringConvertible {
     /// throw ConversionError.cannotDecode(value, to: Money.self, "expected INTEGER cents")
     /// ```
     public static func cannotDecode(_ stored: DatabaseValue, to target: Any.Type, _ reason: String) -> ConversionError {
-        ConversionError(kind: .notConvertible, value: "\(stored.storageName) \(stored)",
-                        targetType: String(reflecting: target), reason: reason)
+        // NULL is its own storage class and its own text: said once.
+        let summary = stored == .null ? "NULL" : "\(stored.storageName) \(stored)"
+        return ConversionError(kind: .notConvertible, value: summary, targetType: String(reflecting: target), reason: reason)
     }
 
     /// An encoding failure: `value` cannot be stored.

@@ -21,7 +21,7 @@ enum FastPath {
         if T.self == Double.self { return try DoubleConverter().encode(unsafeBitCast(value, to: Double.self)) }
         if T.self == Data.self { return .blob(unsafeBitCast(value, to: Data.self)) }
         if T.self == Bool.self { return .integer(unsafeBitCast(value, to: Bool.self) ? 1 : 0) }
-        if T.self == Date.self { return .real(unsafeBitCast(value, to: Date.self).timeIntervalSince1970) }
+        if T.self == Date.self { return try DateConverter().encode(unsafeBitCast(value, to: Date.self)) }
         if T.self == DatabaseValue.self { return unsafeBitCast(value, to: DatabaseValue.self) }
         return nil
     }

@@ -21,11 +21,20 @@ public struct DateConverter: TypeConverter {
     public var storageType: StorageType { .real }
 
     /// Stores the date as REAL seconds since 1970-01-01 00:00:00 UTC, fractions of a second included.
+    /// A date of NaN or infinite seconds throws ``ConversionError``: SQLite would store NaN as
+    /// NULL, and an infinite date could not be read back as a `Date`.
     /// ```swift
     /// try DateConverter().encode(Date(timeIntervalSince1970: 1.5))   // .real(1.5)
+    /// try DateConverter().encode(Date(timeIntervalSince1970: .infinity))   // throws
     /// ```
     public func encode(_ value: Date) throws -> DatabaseValue {
-        .real(value.timeIntervalSince1970)
+        let seconds = value.timeIntervalSince1970
+        guard seconds.isFinite else {
+            // Not `cannotEncode(value, …)`: Foundation's description of such a date traps.
+            throw ConversionError(kind: .invalidValue, value: "Date(timeIntervalSince1970: \(seconds))", targetType: String(reflecting: Date.self),
+                                  reason: "a date must be a finite number of seconds since 1970 (NaN would be stored as NULL, an infinity could not be read back)")
+        }
+        return .real(seconds)
     }
 
     /// Reads finite REAL or INTEGER seconds since 1970, or TEXT in SQLite's or ISO 8601's form; anything else (NaN, infinity, other text, BLOB) throws ``ConversionError``.

@@ -57,7 +57,7 @@ public final class DbContext: Sendable {
     }
 
     /// A context for the file at `path` (its folder is created at start unless readonly).
-    /// Throws when the path or the config name is empty.
+    /// Throws when the path or the config name is empty, or the path holds a NUL character.
     /// ```swift
     /// let main = try DbContext(path: "db/database.sqlite")
     /// let backup = try DbContext(path: "db/backup.sqlite", configName: "backup")
@@ -68,6 +68,12 @@ public final class DbContext: Sendable {
         }
         guard !configName.isEmpty else {
             throw DicRecordError(.invalidArgument, "the config name is empty")
+        }
+        // SQLite reads the path as a C string: a NUL would cut it and open another file.
+        if let nul = path.utf8.firstIndex(of: 0) {
+            throw DicRecordError(.invalidArgument,
+                "the database path holds a NUL character at byte \(path.utf8.distance(from: path.utf8.startIndex, to: nul)); SQLite would open the file named by what comes before it",
+                configName: configName)
         }
         self.path = path
         self.configName = configName
@@ -281,7 +287,7 @@ public final class DbContext: Sendable {
     }
 
     private func openConnection(flags: Int32, target: String? = nil) throws -> Connection {
-        let connection = try Connection(path: target ?? path, flags: flags, configName: configName, registry: converters, tracer: tracer,
+        let connection = try Connection(path: target ?? path, displayPath: path, flags: flags, configName: configName, registry: converters, tracer: tracer,
                                         busyTimeout: options.busyTimeout, statementCacheSize: options.statementCacheSize)
         connection.isSettingUp = true
         defer { connection.isSettingUp = false }

@@ -206,7 +206,8 @@ extension Record {
             if W.self == Bool.self { let v = unsafeBitCast(value, to: Bool.self); return (.integer(v ? 1 : 0), v) }
             if W.self == Date.self {
                 let v = unsafeBitCast(value, to: Date.self)
-                return (.real(v.timeIntervalSince1970), v)
+                let seconds = v.timeIntervalSince1970
+                return seconds.isFinite ? (.real(seconds), v) : nil   // NaN, ±infinity: the converter's error
             }
             if W.self == Data.self { let v = unsafeBitCast(value, to: Data.self); return (.blob(v), v) }
             return nil

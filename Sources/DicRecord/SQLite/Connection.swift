@@ -35,7 +35,9 @@ public final class Connection: @unchecked Sendable {
     /// read per statement; SQLite does not tell whether its busy handler waited.)
     private var statementStart = ContinuousClock.now
 
-    init(path: String, flags: Int32, configName: String, registry: Converters, tracer: SqlTracer,
+    /// Opens `path` (a file name, or a `file:` URI with `SQLITE_OPEN_URI`); errors name
+    /// `displayPath`, the path the user gave, rather than the URI made of it.
+    init(path: String, displayPath: String? = nil, flags: Int32, configName: String, registry: Converters, tracer: SqlTracer,
          busyTimeout: Double, statementCacheSize: Int) throws {
         var db: OpaquePointer?
         let code = sqlite3_open_v2(path, &db, flags, nil)
@@ -43,7 +45,15 @@ public final class Connection: @unchecked Sendable {
             let error = DatabaseError(code: code, db: db, sql: nil, configName: configName)
             sqlite3_close_v2(db)
             throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
-                                message: "cannot open \(path): \(error.message)", configName: configName)
+                                message: "cannot open \(displayPath ?? path): \(error.message)", configName: configName)
+        }
+        // An unknown "double-quoted" name must be an error, never a string literal (a typo in a
+        // quoted column name once compared two equal strings and deleted every row).
+        let dqs = dicrecord_disable_double_quoted_strings(db)
+        guard dqs == SQLITE_OK else {
+            sqlite3_close_v2(db)
+            throw DatabaseError(resultCode: dqs, message: "cannot turn off double-quoted string literals on \(displayPath ?? path): \(String(cString: sqlite3_errstr(dqs)))",
+                                configName: configName)
         }
         sqliteHandle = db
         self.configName = configName

@@ -66,8 +66,18 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
         let extended = db.map { sqlite3_extended_errcode($0) } ?? code
         let offset = db.map { Int(sqlite3_error_offset($0)) }.flatMap { $0 >= 0 ? $0 : nil }
-        self.init(resultCode: code, extendedResultCode: extended, message: message, sql: sql,
+        self.init(resultCode: code, extendedResultCode: extended, message: Self.withQuoteHint(message, sql: sql), sql: sql,
                   arguments: arguments, configName: configName, errorOffset: offset)
+    }
+
+    /// DicRecord turns off SQLite's legacy reading of an unknown "double-quoted" name as text, so
+    /// `name = "Jack"` (MySQL's way) fails with "no such column: Jack": say what to write instead.
+    static func withQuoteHint(_ message: String, sql: String?) -> String {
+        let prefix = "no such column: "
+        guard let sql, message.hasPrefix(prefix) else { return message }
+        let word = message.dropFirst(prefix.count)
+        guard !word.isEmpty, sql.contains("\"\(word)\"") else { return message }
+        return "\(message) (a double-quoted word is a name in SQL; write text in single quotes: '\(word)')"
     }
 
     /// The name of the result code, like `SQLITE_CONSTRAINT`.

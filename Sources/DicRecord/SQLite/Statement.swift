@@ -106,7 +106,7 @@ final class Statement {
         switch arguments {
         case .values(let values):
             try checkCount(values.count, configName: configName)
-            for (offset, value) in values.enumerated() { bind(value, at: Int32(offset + 1)) }
+            for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), configName: configName) }
         case .positional(let values):
             try checkCount(values.count, configName: configName)
             // In place for the common types (see `InlineArgument`); through the registry otherwise,
@@ -116,9 +116,9 @@ final class Statement {
                 guard let base = arguments.baseAddress else { return }
                 for offset in arguments.indices {
                     let index = Int32(offset + 1)
-                    if peek, bindInline(base + offset, at: index) { continue }
+                    if peek, try bindInline(base + offset, at: index, configName: configName) { continue }
                     guard let argument = arguments[offset] else {
-                        sqlite3_bind_null(handle, index)
+                        try check(sqlite3_bind_null(handle, index), .null, at: index, configName: configName)
                         continue
                     }
                     try bind(argument, at: index, registry: registry, configName: configName)
@@ -151,26 +151,29 @@ final class Statement {
     /// Binds NULL, Int, Int64, Double (not NaN), Bool or String read in place from the argument's
     /// existential container (see `InlineArgument`); false for anything else.
     @inline(__always)
-    private func bindInline(_ argument: UnsafePointer<DatabaseArgument>, at index: Int32) -> Bool {
+    private func bindInline(_ argument: UnsafePointer<DatabaseArgument>, at index: Int32, configName: String) throws -> Bool {
         let raw = UnsafeRawPointer(argument)
+        let code: Int32
         switch InlineArgument.type(at: raw) {
         case 0:
-            sqlite3_bind_null(handle, index)
+            code = sqlite3_bind_null(handle, index)
         case InlineArgument.int:
-            sqlite3_bind_int64(handle, index, Int64(raw.load(as: Int.self)))
+            code = sqlite3_bind_int64(handle, index, Int64(raw.load(as: Int.self)))
         case InlineArgument.string:
-            bind(.text(raw.load(as: String.self)), at: index)
+            try bind(.text(raw.load(as: String.self)), at: index, configName: configName)
+            return true
         case InlineArgument.int64:
-            sqlite3_bind_int64(handle, index, raw.load(as: Int64.self))
+            code = sqlite3_bind_int64(handle, index, raw.load(as: Int64.self))
         case InlineArgument.double:
             let value = raw.load(as: Double.self)
             guard !value.isNaN else { return false }
-            sqlite3_bind_double(handle, index, value)
+            code = sqlite3_bind_double(handle, index, value)
         case InlineArgument.bool:
-            sqlite3_bind_int64(handle, index, raw.load(as: Bool.self) ? 1 : 0)
+            code = sqlite3_bind_int64(handle, index, raw.load(as: Bool.self) ? 1 : 0)
         default:
             return false
         }
+        if code != SQLITE_OK { try check(code, nil, at: index, configName: configName) }
         return true
     }
 
@@ -188,37 +191,61 @@ final class Statement {
         } catch let error as ConversionError {
             throw DicRecordError(.unsupportedArgument, "argument \(index): \(error)", sql: sql, configName: configName)
         }
-        bind(value, at: index)
+        try bind(value, at: index, configName: configName)
     }
 
-    func bind(_ value: DatabaseValue, at index: Int32) {
+    /// Binds one encoded value. Every bind's result is checked: SQLite refuses a TEXT or BLOB over
+    /// its length limit (`SQLITE_TOOBIG`) and the parameter would silently stay NULL.
+    @inline(__always)
+    func bind(_ value: DatabaseValue, at index: Int32, configName: String) throws {
+        let code: Int32
         switch value {
         case .null:
-            sqlite3_bind_null(handle, index)
+            code = sqlite3_bind_null(handle, index)
         case .integer(let v):
-            sqlite3_bind_int64(handle, index, v)
+            code = sqlite3_bind_int64(handle, index, v)
         case .real(let v):
-            sqlite3_bind_double(handle, index, v)
+            code = sqlite3_bind_double(handle, index, v)
         case .text(var s):
-            _ = s.withUTF8 { buffer in
+            code = s.withUTF8 { buffer in
                 // An empty buffer may have no base address, and a NULL pointer would bind NULL.
                 if let base = buffer.baseAddress, buffer.count > 0 {
-                    sqlite3_bind_text64(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
-                                        UInt64(buffer.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
-                } else {
-                    sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT)
+                    return sqlite3_bind_text64(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
+                                               UInt64(buffer.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
                 }
+                return sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT)
             }
         case .blob(let data):
             if data.isEmpty {
                 // bind_blob with no bytes would bind NULL: an empty blob must stay a blob.
-                sqlite3_bind_zeroblob(handle, index, 0)
+                code = sqlite3_bind_zeroblob(handle, index, 0)
             } else {
-                data.withUnsafeBytes { bytes in
-                    _ = sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), SQLITE_TRANSIENT)
+                code = data.withUnsafeBytes { bytes in
+                    sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), SQLITE_TRANSIENT)
                 }
             }
         }
+        if code != SQLITE_OK { try check(code, value, at: index, configName: configName) }
+    }
+
+    /// Turns a failed bind into an error naming the parameter and the value's size; SQLite's own
+    /// message for the code is kept.
+    private func check(_ code: Int32, _ value: DatabaseValue?, at index: Int32, configName: String) throws {
+        guard code != SQLITE_OK else { return }
+        let name = sqlite3_bind_parameter_name(handle, index).map { " (\(String(cString: $0)))" } ?? ""
+        let what: String
+        switch value {
+        case .text(let s)?: what = "TEXT of \(s.utf8.count) bytes"
+        case .blob(let d)?: what = "BLOB of \(d.count) bytes"
+        case .integer?: what = "INTEGER"
+        case .real?: what = "REAL"
+        case .null?, nil: what = "value"
+        }
+        let reason = code == SQLITE_TOOBIG
+            ? "is larger than this connection's length limit of \(sqlite3_limit(sqlite3_db_handle(handle), SQLITE_LIMIT_LENGTH, -1)) bytes (SQLITE_LIMIT_LENGTH)"
+            : "was refused by SQLite: \(String(cString: sqlite3_errstr(code)))"
+        throw DicRecordError(.invalidArgument, "argument \(index)\(name): \(what) \(reason); nothing was written",
+                             sql: sql, configName: configName)
     }
 
     /// The arguments as they would be bound, for logs and error messages (unencodable ones show as NULL).
