@@ -221,7 +221,7 @@ final class Statement {
                 code = sqlite3_bind_zeroblob(handle, index, 0)
             } else {
                 code = data.withUnsafeBytes { bytes in
-                    sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), SQLITE_TRANSIENT)
+                    return sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), SQLITE_TRANSIENT)
                 }
             }
         }
