@@ -5,14 +5,10 @@ let package = Package(
     name: "DicRecord",
     // Synchronization.Mutex (the lock inside Record and the registries) needs these releases.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The library is the only product: an app that depends on it resolves swift-log alone. The tool and
+    // the samples are executable targets, which `swift run NAME` runs in this package only.
     products: [
         .library(name: "DicRecord", targets: ["DicRecord"]),
-        .executable(name: "tour", targets: ["Tour"]),
-        .executable(name: "dicrecord", targets: ["dicrecord"]),
-        .executable(name: "multi-database", targets: ["MultiDatabase"]),
-        .executable(name: "custom-converter", targets: ["CustomConverter"]),
-        .executable(name: "migrations", targets: ["Migrations"]),
-        .executable(name: "relations", targets: ["Relations"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -37,16 +33,16 @@ let package = Package(
             ],
             path: "Sources/DicRecord"
         ),
-        .executableTarget(name: "Tour", dependencies: ["DicRecord"], path: "Samples/Tour"),
+        .executableTarget(name: "tour", dependencies: ["DicRecord"], path: "Samples/Tour"),
         .executableTarget(
             name: "dicrecord",
             dependencies: ["DicRecord", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Samples/dicrecord"
         ),
-        .executableTarget(name: "MultiDatabase", dependencies: ["DicRecord"], path: "Samples/MultiDatabase"),
-        .executableTarget(name: "CustomConverter", dependencies: ["DicRecord"], path: "Samples/CustomConverter"),
-        .executableTarget(name: "Migrations", dependencies: ["DicRecord"], path: "Samples/Migrations"),
-        .executableTarget(name: "Relations", dependencies: ["DicRecord"], path: "Samples/Relations"),
+        .executableTarget(name: "multi-database", dependencies: ["DicRecord"], path: "Samples/MultiDatabase"),
+        .executableTarget(name: "custom-converter", dependencies: ["DicRecord"], path: "Samples/CustomConverter"),
+        .executableTarget(name: "migrations", dependencies: ["DicRecord"], path: "Samples/Migrations"),
+        .executableTarget(name: "relations", dependencies: ["DicRecord"], path: "Samples/Relations"),
         .testTarget(name: "DicRecordConvertersTests", dependencies: ["DicRecordConverters"]),
         // A child process for the crash-consistency and two-process tests (it is killed mid-write).
         .executableTarget(name: "CrashWriter", dependencies: ["DicRecord"], path: "Tests/CrashWriter"),
