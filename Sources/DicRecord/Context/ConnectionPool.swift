@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Synchronization
 
@@ -76,7 +75,7 @@ final class ConnectionPool: @unchecked Sendable {
     /// next caller, from any thread: it is rolled back, and the call that left it throws.
     private func endStrayTransaction(_ writer: Connection) throws {
         guard writer.transactionDepth == 0, writer.isInTransaction else { return }
-        _ = try? writer.run("ROLLBACK", .none)
+        try? writer.runRollback("ROLLBACK")
         throw DicRecordError(.misuse,
             "a transaction begun by raw SQL (BEGIN or SAVEPOINT) was left open on config '\(configName)' and has been rolled back; use tx or transaction",
             configName: configName)
@@ -92,7 +91,7 @@ final class ConnectionPool: @unchecked Sendable {
         let held = leases.readers[id]
         // Nested in an `each` callback: a free reader gives a fresh snapshot that sees what the
         // callback committed; when none is free, the held one serves rather than waiting on itself.
-        guard let reader = try acquireReader(wait: held == nil) else {
+        guard let reader = try acquireReader(wait: held == nil, for: leases) else {
             return try body(held!)
         }
         leases.readers[id] = reader
@@ -149,20 +148,29 @@ final class ConnectionPool: @unchecked Sendable {
         writerBusy = true
     }
 
+    /// Hands the writer back; once the context has stopped, closes it (never while in use).
     private func releaseWriter() {
         writerGate.lock()
         writerBusy = false
-        writerGate.signal()
+        if isClosed {
+            writer?.close()
+            writerGate.broadcast()
+        } else {
+            writerGate.signal()
+        }
         writerGate.unlock()
     }
 
-    private func acquireReader(wait: Bool) throws -> Connection? {
+    private func acquireReader(wait: Bool, for leases: ThreadLeases) throws -> Connection? {
         readerGate.lock()
         defer { readerGate.unlock() }
         let deadline = Date(timeIntervalSinceNow: busyTimeout)
         while true {
             if isClosed { throw closedError() }
-            if let reader = idleReaders.popLast() { return reader }
+            if let reader = idleReaders.popLast() {
+                reader.heldBy = ObjectIdentifier(leases)
+                return reader
+            }
             if openReaders < maxReaders, let makeReader {
                 // The slot is taken under the lock; the opening (and the user's onOpen hook) runs
                 // outside it.
@@ -177,6 +185,7 @@ final class ConnectionPool: @unchecked Sendable {
                         throw closedError()
                     }
                     allReaders.append(reader)
+                    reader.heldBy = ObjectIdentifier(leases)
                     return reader
                 case .failure(let error):
                     openReaders -= 1
@@ -192,30 +201,53 @@ final class ConnectionPool: @unchecked Sendable {
         }
     }
 
+    /// Hands a reader back; once the context has stopped, closes it (never while in use).
     private func releaseReader(_ reader: Connection) {
         readerGate.lock()
-        idleReaders.append(reader)
-        readerGate.signal()
+        if isClosed {
+            reader.close()
+            allReaders.removeAll { $0 === reader }
+            readerGate.broadcast()
+        } else {
+            idleReaders.append(reader)
+            readerGate.signal()
+        }
         readerGate.unlock()
     }
 
-    /// Closes every connection, after the calls in flight on other threads have finished
-    /// (waiting at most the busy timeout for each kind). Later calls throw `.notStarted`.
+    /// Stops the pool: new calls throw `.notStarted` at once. Waits, at most the busy timeout in
+    /// all, for the calls in flight on other threads to hand their connections back, and closes
+    /// every idle connection. A connection still in use after that is interrupted (its running
+    /// statement fails, and its later ones but a rollback throw the stopped error) and closed by
+    /// the call that holds it, when it hands it back: a connection is never closed under a call.
+    /// The connections the calling thread holds itself (it stops from inside `tx`, an async
+    /// transaction or an `each` callback) are not waited for.
     func close() {
-        if !isWriterHeldByCurrentThread { try? acquireWriter() }
-        writerGate.lock()
+        let leases = ThreadLeases.current
+        let deadline = Date(timeIntervalSinceNow: busyTimeout)
         closed.store(true, ordering: .releasing)
-        writer?.close()
-        writerBusy = false
+
+        writerGate.lock()
+        let holdsWriter = leases.writers[id] != nil || AsyncScope.lease(for: id, leases) != nil
+        while writerBusy, !holdsWriter, writerGate.wait(until: deadline) {}
+        if writerBusy {
+            writer?.interrupt()  // closed by releaseWriter
+        } else {
+            writer?.close()
+        }
         writerGate.broadcast()
         writerGate.unlock()
 
         readerGate.lock()
-        let deadline = Date(timeIntervalSinceNow: busyTimeout)
-        while idleReaders.count < openReaders, readerGate.wait(until: deadline) {}
-        allReaders.forEach { $0.close() }
+        let me = ObjectIdentifier(leases)
+        func inUseElsewhere() -> Bool {
+            allReaders.contains { reader in reader.heldBy != me && !idleReaders.contains { $0 === reader } }
+        }
+        while inUseElsewhere(), readerGate.wait(until: deadline) {}
+        for reader in idleReaders { reader.close() }
+        allReaders.removeAll { reader in idleReaders.contains { $0 === reader } }
         idleReaders = []
-        allReaders = []
+        for reader in allReaders { reader.interrupt() }  // in use: closed by releaseReader
         openReaders = maxReaders  // no new reader opens
         readerGate.broadcast()
         readerGate.unlock()

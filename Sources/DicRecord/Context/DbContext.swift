@@ -218,6 +218,15 @@ public final class DbContext: Sendable {
     }
 
     /// Closes the connections and frees the config name; the context can be started again.
+    ///
+    /// Calls that start afterwards throw `.notStarted`, and so do calls joined inside a
+    /// transaction that was running when `stop()` began: that transaction cannot commit (its
+    /// commit throws `.notStarted` too) and rolls back whole. Calls in flight on other threads get
+    /// up to the busy timeout to finish; then the statement one is running is interrupted and its
+    /// next one throws `.notStarted`. A connection is never closed while a call uses it: the call
+    /// closes it when it hands it back, after `stop()` has returned if need be. Called from inside
+    /// a `tx`, an async transaction or an `each` callback, `stop()` does not wait for the
+    /// connection its caller holds.
     /// ```swift
     /// main.stop()
     /// try main.start()     // the same context, opened again

@@ -183,10 +183,10 @@ extension Db {
         // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
         guard connection.isInTransaction else { return }
         if depth == 0 {
-            _ = try? connection.run("ROLLBACK", .none)
+            try? connection.runRollback("ROLLBACK")
         } else {
-            _ = try? connection.run("ROLLBACK TO \(savepoint)", .none)
-            _ = try? connection.run("RELEASE \(savepoint)", .none)
+            try? connection.runRollback("ROLLBACK TO \(savepoint)")
+            try? connection.runRollback("RELEASE \(savepoint)")
         }
     }
 

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// One SQLite connection. DicRecord's pool gives it to one thread at a time; the
 /// `Db.execute { connection in … }` escape hatch hands it to you for the closure's duration only.
@@ -12,7 +13,8 @@ public final class Connection: @unchecked Sendable {
     /// try Db.use("backup").execute { connection in connection.configName }   // "backup"
     /// ```
     public let configName: String
-    /// The raw `sqlite3*`, for C API calls DicRecord does not wrap. Valid until the context stops.
+    /// The raw `sqlite3*`, for C API calls DicRecord does not wrap. Valid while you hold the
+    /// connection (a context that stops closes it once the call holding it has handed it back).
     /// ```swift
     /// try Db.execute { connection in sqlite3_db_release_memory(connection.sqliteHandle) }
     /// ```
@@ -28,6 +30,14 @@ public final class Connection: @unchecked Sendable {
     /// (see `RollbackUndo`). Each entry carries the depth it was made at.
     var rollbackUndos: [(depth: Int, undo: RollbackUndo)] = []
     private var isClosed = false
+    /// False once the connection is closed (its pool closes it when the context stops, never
+    /// while a call uses it).
+    var isOpen: Bool { !isClosed }
+    /// The thread (its `ThreadLeases`) a reader is lent to: a `stop()` from that thread does not
+    /// wait for it. Guarded by the pool's reader lock.
+    var heldBy: ObjectIdentifier?
+    /// Set by `interrupt()`: the context stopped while a call held this connection.
+    private let stopRequested = Atomic<Bool>(false)
     /// Set while the context runs its own setup statements on a new connection: they are not the user's SQL.
     var isSettingUp = false
     private var isTracing: Bool { !isSettingUp && tracer.isEnabled }
@@ -69,6 +79,28 @@ public final class Connection: @unchecked Sendable {
         close()
     }
 
+    /// Ends the call that holds this connection, for a context that stops: the statement running
+    /// now fails (`sqlite3_interrupt`), and every later one except a rollback throws the stopped
+    /// error, so that the holder leaves its transaction and hands the connection back, to be closed.
+    /// Safe from another thread while the connection is open: its pool calls it under the lock
+    /// that closing the connection takes. https://sqlite.org/c3ref/interrupt.html
+    func interrupt() {
+        stopRequested.store(true, ordering: .relaxed)
+        sqlite3_interrupt(sqliteHandle)
+    }
+
+    @inline(__always)
+    private func refuseIfStopped(_ sql: String) throws {
+        if stopRequested.load(ordering: .relaxed) { throw stoppedError(sql) }
+    }
+
+    private func stoppedError(_ sql: String?) -> DicRecordError {
+        DicRecordError(.notStarted,
+            "config '\(configName)' was stopped while this call ran; its transaction, if any, is rolled back",
+            sql: sql, configName: configName)
+    }
+
+    /// Closes the connection. Its pool calls this only when no call holds it.
     func close() {
         guard !isClosed else { return }
         isClosed = true
@@ -103,6 +135,7 @@ public final class Connection: @unchecked Sendable {
             throw DicRecordError(.invalidArgument, "the SQL holds a NUL character; SQLite would ignore everything after it",
                                  sql: sql, configName: configName)
         }
+        try refuseIfStopped(sql)
         statementStart = .now
         let start = isTracing ? ContinuousClock.now : nil
         var message: UnsafeMutablePointer<CChar>?
@@ -118,7 +151,10 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs `body` with the statement for `sql` bound to `arguments`, then resets it.
     /// Cached statements are reused; one already in use (a reentrant call) gets a fresh one.
-    func withStatement<T>(_ sql: String, _ arguments: Arguments, bind: Bool = true, _ body: (Statement) throws -> T) throws -> T {
+    /// Once the context has stopped under the call (`interrupt()`), only `evenIfStopped` runs.
+    func withStatement<T>(_ sql: String, _ arguments: Arguments, bind: Bool = true, evenIfStopped: Bool = false,
+                          _ body: (Statement) throws -> T) throws -> T {
+        if !evenIfStopped { try refuseIfStopped(sql) }
         statementStart = .now
         let statement = try acquire(sql)
         defer {
@@ -156,6 +192,14 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Runs a statement that ends a transaction (ROLLBACK, ROLLBACK TO, RELEASE after it) even
+    /// once the context has stopped under the call: the holder leaves the connection clean.
+    func runRollback(_ sql: String) throws {
+        try withStatement(sql, .none, evenIfStopped: true) { statement in
+            while try step(statement, .none) {}
+        }
+    }
+
     /// Runs `sql` once per argument list on one prepared statement; returns the rows changed by each.
     /// An error names the argument list that failed (its `batchPosition`).
     func runEach(_ sql: String, _ rows: [Arguments]) throws -> [Int] {
@@ -167,6 +211,7 @@ public final class Connection: @unchecked Sendable {
     /// Binds `arguments` to a statement held by the caller, runs it to completion and resets it;
     /// returns the rows it changed.
     func runPrepared(_ statement: Statement, _ arguments: Arguments) throws -> Int {
+        try refuseIfStopped(statement.sql)
         statementStart = .now
         try statement.bind(arguments, registry: registry, configName: configName)
         let start = isTracing ? ContinuousClock.now : nil
@@ -210,6 +255,7 @@ public final class Connection: @unchecked Sendable {
     /// process held the lock) as DicRecord's `.busy` error, naming the config and the wait and
     /// keeping SQLite's error; any other error unchanged.
     func busyOrSelf(_ error: DatabaseError) -> any Error {
+        if error.resultCode == SQLITE_INTERRUPT, stopRequested.load(ordering: .relaxed) { return stoppedError(error.sql) }
         // Extended codes are C macro expressions, not imported: SQLITE_BUSY_SNAPSHOT and SQLITE_LOCKED_SHAREDCACHE.
         let busySnapshot = SQLITE_BUSY | (2 << 8), lockedSharedCache = SQLITE_LOCKED | (1 << 8)
         if error.extendedResultCode == busySnapshot {

@@ -368,10 +368,10 @@ struct SchemaUpkeep {
         } catch {
             if connection.isInTransaction {
                 if nested {
-                    _ = try? connection.run("ROLLBACK TO dicrecord_schema", .none)
-                    _ = try? connection.run("RELEASE dicrecord_schema", .none)
+                    try? connection.runRollback("ROLLBACK TO dicrecord_schema")
+                    try? connection.runRollback("RELEASE dicrecord_schema")
                 } else {
-                    _ = try? connection.run("ROLLBACK", .none)
+                    try? connection.runRollback("ROLLBACK")
                 }
             }
             throw error
