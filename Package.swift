@@ -46,12 +46,15 @@ let package = Package(
         .testTarget(name: "DicRecordConvertersTests", dependencies: ["DicRecordConverters"]),
         // A child process for the crash-consistency and two-process tests (it is killed mid-write).
         .executableTarget(name: "CrashWriter", dependencies: ["DicRecord"], path: "Tests/CrashWriter"),
+        // A child process that StopRaceValgrindTests runs under valgrind: stop() while calls run.
+        .executableTarget(name: "stop-race", dependencies: ["DicRecord"], path: "Tests/StopRace"),
         .testTarget(
             name: "DicRecordTests",
             dependencies: [
                 "DicRecord",
                 "CrashWriter",
                 "dicrecord",
+                "stop-race",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
