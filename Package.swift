@@ -56,6 +56,7 @@ let package = Package(
                 "DicRecord",
                 "CrashWriter",
                 "dicrecord",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -112,7 +112,7 @@ public struct Db: Sendable {
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return [] }
                 // The layout is taken after the first step: SQLite re-prepares there after a schema change.
-                let layout = statement.rowLayout(registry: connection.registry)
+                let layout = statement.rowLayout(connection)
                 let cancellation = ThreadLeases.current.cancellation
                 return try statement.records(layout: layout, arguments: arguments, connection: connection) {
                     try cancellation?.check()
@@ -125,7 +125,7 @@ public struct Db: Sendable {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return nil }
-                return Record(layout: statement.rowLayout(registry: connection.registry), values: RowValues(statement.rowValues()))
+                return Record(layout: statement.rowLayout(connection), values: RowValues(statement.rowValues()))
             }
         }
     }
@@ -135,7 +135,7 @@ public struct Db: Sendable {
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return }
                 // Taken once, after the first step: SQLite re-prepares only there.
-                let layout = statement.rowLayout(registry: connection.registry)
+                let layout = statement.rowLayout(connection)
                 let columnCount = statement.columnCount
                 var record: Record?
                 let cancellation = ThreadLeases.current.cancellation
@@ -177,7 +177,7 @@ public struct Db: Sendable {
                         do {
                             values.append(try connection.registry.decode(raw, as: T.self))
                         } catch let error as ConversionError {
-                            throw error.inColumn(statement.rowLayout(registry: connection.registry).names[0])
+                            throw error.inColumn(statement.rowLayout(connection).names[0])
                         }
                     }
                     if let limit, values.count >= limit { break }

@@ -51,8 +51,11 @@ final class Statement {
     /// True when the statement cannot write (SQLite's own judgement).
     var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
-    /// The layout for the current result columns; computed once and shared by all rows.
-    func rowLayout(registry: Converters) -> RowLayout {
+    /// The layout for the current result columns; computed once and shared by all rows. It
+    /// carries this statement's SQL and the connection's config and logger for the warning of a
+    /// typed read that misses.
+    func rowLayout(_ connection: Connection) -> RowLayout {
+        let registry = connection.registry
         let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
         if let layout, reprepares == layoutReprepareCount, layout.registry === registry { return layout }
         let count = sqlite3_column_count(handle)
@@ -61,7 +64,8 @@ final class Statement {
         for i in 0..<count {
             names.append(sqlite3_column_name(handle, i).map { String(cString: $0) } ?? "column\(i + 1)")
         }
-        let made = RowLayout(names: names, registry: registry)
+        let origin = ReadOrigin(sql: sql, configName: connection.configName, reporter: connection.tracer.reads)
+        let made = RowLayout(names: names, registry: registry, origin: origin)
         layout = made
         layoutReprepareCount = reprepares
         return made

@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import DicRecord
+
+// Issue 13, points 5 and 11: typed reads that miss are visible, and the user's logger gets what DicRecord logs.
+
+/// A swift-log handler that keeps every message, for a logger passed in `Options.logger`
+/// (no `LoggingSystem.bootstrap`: the test process's logging is left alone).
+final class CapturedLog: Sendable {
+    private let entries = Mutex<[(level: Logger.Level, message: String)]>([])
+
+    var logger: Logger { Logger(label: "test") { _ in Handler(log: self) } }
+    var messages: [String] { entries.withLock { $0.map(\.message) } }
+    var warnings: [String] { entries.withLock { $0.filter { $0.level == .warning }.map(\.message) } }
+
+    fileprivate func append(_ level: Logger.Level, _ message: String) {
+        entries.withLock { $0.append((level, message)) }
+    }
+
+    private struct Handler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            log.append(event.level, "\(event.message)")
+        }
+    }
+}
+
+@Suite("Typed read misses, model load checks, non-UTF-8 text, logger")
+struct ReadMissTests {
+    private func options(_ log: CapturedLog) -> DbContext.Options {
+        var options = DbContext.Options()
+        options.logger = log.logger
+        return options
+    }
+
+    // MARK: Point 5
+
+    @Test func typedReadsThatMissWarnNamingColumnValueTypeAndSql() throws {
+        let log = CapturedLog()
+        try withDatabase(options: options(log)) { t throws in
+            try t.db.update("create table t(v)")
+            try t.db.update("insert into t(v) values ('abc'), (1.5), (3000000000), (null), (7)")
+            let rows = try t.db.find("select v from t order by rowid")
+            let text: Int? = rows[0].v
+            let fraction: Int? = rows[1].v
+            let wide: Int32? = rows[2].v
+            let null: Int? = rows[3].v
+            let misspelled: Int? = rows[4].vv
+            let good: Int? = rows[4].v
+            #expect(text == nil && fraction == nil && wide == nil && null == nil && misspelled == nil)
+            #expect(good == 7)
+            let warnings = log.warnings
+            // Once per column and statement: the three bad values of "v" give one warning, and "vv" one.
+            #expect(warnings.count == 2)
+            let first = try #require(warnings.first)
+            #expect(first.contains("\"v\"") && first.contains("TEXT 'abc'") && first.contains("Swift.Int")
+                    && first.contains("select v from t order by rowid") && first.contains("[main]"))
+            #expect(warnings.last?.contains("\"vv\"") == true && warnings.last?.contains("no such column") == true)
+
+            // Another statement warns afresh, and by position too.
+            let again = try t.db.find("select v from t where rowid in (2, 3) order by rowid")
+            let wideAgain: Int32? = again[1].v
+            let fractionByIndex: Int? = again[0][0]
+            #expect(wideAgain == nil && fractionByIndex == nil)
+            let later = log.warnings.dropFirst(2)
+            #expect(later.count == 1)
+            #expect(later.first?.contains("INTEGER 3000000000") == true && later.first?.contains("Swift.Int32") == true)
+        }
+    }
+
+    @Test func nullReadsAsNilWithoutAWarning() throws {
+        let log = CapturedLog()
+        try withDatabase(options: options(log)) { t throws in
+            let row = try #require(try t.db.findFirst("select null as v, 5 as w"))
+            let v: Int? = row.v
+            let s: String? = row.v
+            let d: Date? = row.v
+            #expect(v == nil && s == nil && d == nil)
+            #expect(log.warnings.isEmpty)
+        }
+    }
+
+    @Test func aRecordBuiltInCodeStillReadsNilOnAMiss() throws {
+        let record = try Record(["builtInCodeMissColumn": "abc"])
+        let n: Int? = record.builtInCodeMissColumn
+        #expect(n == nil)
+        #expect(record.layoutOrigin.place == "a record built in code")
+    }
+
+    @Test func strictReadsStopOnAMiss() async {
+        await #expect(processExitsWith: .failure) {
+            var options = DbContext.Options()
+            options.strictReads = true
+            try DbContext.withIsolatedRegistry {
+                try DbContext.inMemory(options: options).start()
+                let row = try Db.findFirst("select 'abc' as v")
+                let n: Int? = row?.v
+                _ = n
+            }
+        }
+    }
+
+    @Test func strictReadsLeaveNullAndGoodValuesAlone() throws {
+        var options = DbContext.Options()
+        options.strictReads = true
+        try withDatabase(options: options) { t throws in
+            let row = try #require(try t.db.findFirst("select null as v, 5 as w, '6' as x"))
+            let v: Int? = row.v
+            let w: Int? = row.w
+            let x: Int? = row.x   // lenient: TEXT '6' converts
+            #expect(v == nil && w == 5 && x == 6)
+        }
+    }
+
+    // MARK: Point 11
+
+    @Test func theUsersLoggerGetsShowSqlAndReadWarnings() throws {
+        let log = CapturedLog()
+        try withDatabase(options: options(log)) { t throws in
+            t.context.showSql = true
+            let row = try #require(try t.db.findFirst("select 'abc' as loggerColumn"))
+            let n: Int? = row.loggerColumn
+            #expect(n == nil)
+            #expect(log.messages.contains { $0.contains("select 'abc' as loggerColumn") && !$0.contains("typed read") })
+            #expect(log.warnings.contains { $0.contains("\"loggerColumn\"") })
+        }
+    }
+}
