@@ -4,7 +4,8 @@ import Synchronization
 import Testing
 @testable import DicRecord
 
-// Issue 13, points 5 and 11: typed reads that miss are visible, and the user's logger gets what DicRecord logs.
+// Issue 13, points 5, 6 and 11: typed reads that miss are visible, models refuse bad stored
+// values, and the user's logger gets what DicRecord logs.
 
 /// A swift-log handler that keeps every message, for a logger passed in `Options.logger`
 /// (no `LoggingSystem.bootstrap`: the test process's logging is left alone).
@@ -31,6 +32,13 @@ final class CapturedLog: Sendable {
             log.append(event.level, "\(event.message)")
         }
     }
+}
+
+/// Point 6's model: a non-optional column with a default.
+final class MissStudent: Model {
+    @Column var name: String?
+    @Column var age: Int = 10
+    override class var tableName: String { "student" }
 }
 
 @Suite("Typed read misses, model load checks, non-UTF-8 text, logger")
@@ -117,6 +125,33 @@ struct ReadMissTests {
             let w: Int? = row.w
             let x: Int? = row.x   // lenient: TEXT '6' converts
             #expect(v == nil && w == 5 && x == 6)
+        }
+    }
+
+    // MARK: Point 6
+
+    @Test func loadingAModelWithABadStoredValueThrowsNamingModelColumnKeyAndValue() throws {
+        try withDatabase { t throws in
+            t.context.register(MissStudent.self)
+            try t.db.update("insert into student(id, name, age) values (3, 'x', 'abc')")
+            let error = try #require(throws: ConversionError.self) { _ = try MissStudent.dao.findById(3) }
+            let model = String(reflecting: MissStudent.self)   // DicRecordTests.MissStudent
+            #expect(error.model == model && error.column == "age" && error.rowKey == "id = 3")
+            #expect(error.value == "TEXT 'abc'")
+            #expect(error.description == "cannot convert TEXT 'abc' to Swift.Int in column \"age\" of \(model) (row id = 3): not an integer in range")
+            #expect(throws: ConversionError.self) { _ = try MissStudent.dao.find("select * from student") }
+            #expect(throws: ConversionError.self) { _ = try MissStudent.dao.findFirst("select * from student") }
+        }
+    }
+
+    @Test func loadingAModelConvertsLenientValuesAndReadsTheDefaultForNull() throws {
+        try withDatabase { t throws in
+            // A table made elsewhere, without NOT NULL on age.
+            try t.db.update("create table student(id integer primary key, name text, age integer)")
+            t.context.register(MissStudent.self)
+            try t.db.update("insert into student(id, name, age) values (1, 'a', '12'), (2, 'b', null)")
+            let students = try MissStudent.dao.find("select * from student order by id")
+            #expect(students.map(\.age) == [12, 10])
         }
     }
 

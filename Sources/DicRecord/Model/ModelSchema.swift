@@ -153,6 +153,24 @@ final class ModelSchema: Sendable {
     }
 
     /// For each declared column (by slot), its position in `layout`, or -1.
+    /// Throws the `ConversionError` of the first declared column whose stored value in `record`
+    /// (a fetched, unwritten row) does not convert to the property's type.
+    func checkStoredValues(of record: Record, map: LayoutMap?) throws {
+        let registry = record.baseLayout.registry
+        let fast = record.fastPathAllowed
+        let positions = map.flatMap { $0.layout === record.baseLayout ? $0.positions : nil }
+        for (slot, column) in columns.enumerated() {
+            let position = positions.map { $0[slot] } ?? record.baseLayout.position(of: column.name) ?? -1
+            guard position >= 0 else { continue }
+            do {
+                try column.check(record.baseValues[position], registry: registry, fast: fast)
+            } catch let error as ConversionError {
+                let key = keyColumns.map { "\($0) = \(record.storedValue($0)?.description ?? "?")" }.joined(separator: ", ")
+                throw error.inModel(typeName, rowKey: key)
+            }
+        }
+    }
+
     func positions(in layout: RowLayout) -> LayoutMap {
         LayoutMap(layout: layout, schema: self, positions: columns.map { layout.position(of: $0.name) ?? -1 })
     }
