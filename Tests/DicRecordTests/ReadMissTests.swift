@@ -4,8 +4,8 @@ import Synchronization
 import Testing
 @testable import DicRecord
 
-// Issue 13, points 5, 6 and 11: typed reads that miss are visible, models refuse bad stored
-// values, and the user's logger gets what DicRecord logs.
+// Issue 13, points 5, 6, 7 and 11: typed reads that miss are visible, models refuse bad stored
+// values, TEXT that is not UTF-8 keeps its bytes, and the user's logger gets what DicRecord logs.
 
 /// A swift-log handler that keeps every message, for a logger passed in `Options.logger`
 /// (no `LoggingSystem.bootstrap`: the test process's logging is left alone).
@@ -39,6 +39,14 @@ final class MissStudent: Model {
     @Column var name: String?
     @Column var age: Int = 10
     override class var tableName: String { "student" }
+}
+
+/// Point 7's model: the same non-UTF-8 column read as bytes and as text.
+final class RawText: Model {
+    @Column var bytes: Data?
+    @Column var text: String?
+    @Column var n: Int = 0
+    override class var tableName: String { "raw_text" }
 }
 
 @Suite("Typed read misses, model load checks, non-UTF-8 text, logger")
@@ -152,6 +160,49 @@ struct ReadMissTests {
             try t.db.update("insert into student(id, name, age) values (1, 'a', '12'), (2, 'b', null)")
             let students = try MissStudent.dao.find("select * from student order by id")
             #expect(students.map(\.age) == [12, 10])
+        }
+    }
+
+    // MARK: Point 7
+
+    @Test func nonUTF8TextReadsAsItsBytesAsDataOnEveryFetchPath() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table t(id integer primary key, s text, n int)")
+            try t.db.update("insert into t values (1, cast(x'FFFE41' as text), 0)")
+            let stored = Data([0xFF, 0xFE, 0x41])
+            let found = try t.db.find("select * from t")[0]
+            let first = try #require(try t.db.findFirst("select * from t"))
+            var each: Data?
+            try t.db.each("select * from t") { row in each = row.s; return true }
+            #expect(found.s == stored && first.s == stored && each == stored)
+            #expect(try found.get("s", as: Data.self) == stored)
+            // As a String the bad bytes are replaced.
+            let text: String? = found.s
+            #expect(text == "\u{FFFD}\u{FFFD}A")
+            // Writing another column keeps the bytes readable.
+            found.n = 1
+            #expect(found.s == stored)
+            found.remove("id")
+            #expect(found.s == stored)
+            found.s = "plain"
+            #expect(found.s == Data("plain".utf8))
+        }
+    }
+
+    @Test func writingARecordBackLeavesANonUTF8ColumnItDidNotTouch() throws {
+        try withDatabase { t throws in
+            t.context.register(RawText.self)
+            try t.db.update("insert into raw_text(id, bytes, text, n) values (1, cast(x'FFFE41' as text), cast(x'C328' as text), 0)")
+            let record = try #require(try t.db.findById("raw_text", 1))
+            record.n = 1
+            #expect(try t.db.update("raw_text", record))
+            let model = try #require(try RawText.dao.findById(1))
+            #expect(model.bytes == Data([0xFF, 0xFE, 0x41]))
+            #expect(model.text == "\u{FFFD}(")
+            model.n = 2
+            #expect(try model.update())
+            let hex = try t.db.queryFirst("select hex(bytes) || ',' || hex(text) || ',' || n from raw_text", as: String.self)
+            #expect(hex == "FFFE41,C328,2")
         }
     }
 

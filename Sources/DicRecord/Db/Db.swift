@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// Raw SQL on one config (PSDb / JFinal's Db): `Db.main`, `Db.use("backup")`, and static
 /// shortcuts such as `Db.find(...)` that run on main.
@@ -125,7 +126,7 @@ public struct Db: Sendable {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return nil }
-                return Record(layout: statement.rowLayout(connection), values: RowValues(statement.rowValues()))
+                return Record(layout: statement.rowLayout(connection), values: statement.rowValues())
             }
         }
     }
@@ -144,9 +145,9 @@ public struct Db: Sendable {
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
-                        record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0)) }
+                        record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0), invalidText: &$1) }
                     } else {
-                        record = Record(layout: layout, values: RowValues(statement.rowValues()))
+                        record = Record(layout: layout, values: statement.rowValues())
                     }
                     guard let current = record, try body(current) else { return }
                 } while try connection.step(statement, arguments)
@@ -193,15 +194,23 @@ public struct Db: Sendable {
 }
 
 extension Statement {
-    /// The current row's values in column order.
+    /// The current row's values in column order (with the bytes of TEXT that is not UTF-8).
     /// Written straight into the new buffer: no capacity or uniqueness check per value.
     @inline(__always)
-    func rowValues() -> ContiguousArray<DatabaseValue> {
+    func rowValues() -> RowValues {
         let count = columnCount
-        return ContiguousArray(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+        var invalidTexts: [Int: Data]?
+        let values = ContiguousArray<DatabaseValue>(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
-            for i in 0..<count { (base + Int(i)).initialize(to: value(at: i)) }
+            for i in 0..<count {
+                var invalid: Data?
+                (base + Int(i)).initialize(to: value(at: i, invalidText: &invalid))
+                if let invalid { invalidTexts = (invalidTexts ?? [:]).merging([Int(i): invalid]) { $1 } }
+            }
             initialized = Int(count)
         }
+        let row = RowValues(values)
+        if let invalidTexts { row.storage.invalidTexts = invalidTexts }
+        return row
     }
 }

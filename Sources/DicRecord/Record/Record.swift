@@ -281,7 +281,7 @@ public final class Record: Sendable {
         keepMarkedDates()
         willMutate()
         layout = layout.removing(at: positions)
-        values = RowValues(values.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
+        values = values.removing(positions)
         if let old = cells {
             cells = ContiguousArray(old.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
         }
@@ -493,16 +493,20 @@ public final class Record: Sendable {
         let raw: DatabaseValue
         let cached: Any?
         let registry: Converters
+        /// The stored bytes of TEXT that is not UTF-8 (`raw` holds them with U+FFFD replacements).
+        let invalidText: Data?
     }
 
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
         let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: i)
-        return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry)
+        return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry, invalidText: values.invalidText(at: i))
     }
 
     private func convert<T>(_ slot: Slot, as type: T.Type) throws -> T {
         if let cached = slot.cached, let typed = cached as? T { return typed }
+        // TEXT that is not UTF-8 read as bytes: the bytes stored, not the replaced ones.
+        if let bytes = slot.invalidText, T.self == Data.self || T.self == Data?.self, let typed = bytes as? T { return typed }
         do {
             // The common case first: a converter for exactly `T` (no Optional to look through).
             if slot.raw != .null, let decoded = try slot.registry.decodeRegistered(slot.raw, as: T.self) {
@@ -667,7 +671,7 @@ public final class Record: Sendable {
     /// The caller guarantees that no one else references this record (`isKnownUniquelyReferenced`),
     /// so no other thread can be reading it: no lock is taken.
     @inline(__always)
-    func reload(layout newLayout: RowLayout, count: Int, _ value: (Int) -> DatabaseValue) {
+    func reload(layout newLayout: RowLayout, count: Int, _ value: (Int, inout Data?) -> DatabaseValue) {
         // Dropping the state first leaves the base's storage unshared: it is overwritten in place.
         if state != nil { state = nil }
         if converted != nil { converted = nil }

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// The stored values of one record: a window on storage that a fetch shares between many rows.
 ///
@@ -52,7 +53,15 @@ struct RowValues: RandomAccessCollection, Sendable {
             precondition(position >= 0 && position < Int(length), "column index out of range")
             makeUnique()
             storage.values[position] = newValue
+            if storage.invalidTexts != nil { storage.invalidTexts![position] = nil }
         }
+    }
+
+    /// The stored bytes of the TEXT value at `position` when they are not UTF-8 (the value
+    /// itself holds them with U+FFFD replacements); nil for every other value.
+    func invalidText(at position: Int) -> Data? {
+        guard let invalidTexts = storage.invalidTexts, position >= 0, position < Int(length) else { return nil }
+        return invalidTexts[Int(start) &+ position]
     }
 
     /// The values as an array: the storage's own (shared, no copy) when the view covers all of
@@ -60,6 +69,19 @@ struct RowValues: RandomAccessCollection, Sendable {
     var array: [DatabaseValue] {
         if storage.isArray, start == 0, storage.values.count == Int(length) { return Array(storage.values) }
         return (0..<Int(length)).map { storage.value(at: Int(start) &+ $0) }
+    }
+
+    /// These values without the columns at `positions` (keeping the bytes of non-UTF-8 TEXT).
+    func removing(_ positions: Set<Int>) -> RowValues {
+        var kept = ContiguousArray<DatabaseValue>()
+        var invalidTexts: [Int: Data] = [:]
+        for i in 0..<count where !positions.contains(i) {
+            if let bytes = invalidText(at: i) { invalidTexts[kept.count] = bytes }
+            kept.append(self[i])
+        }
+        let row = RowValues(kept)
+        if !invalidTexts.isEmpty { row.storage.invalidTexts = invalidTexts }
+        return row
     }
 
     mutating func append(_ value: DatabaseValue) {
@@ -71,15 +93,24 @@ struct RowValues: RandomAccessCollection, Sendable {
     /// Overwrites the values in place when they are this view's alone (as `Db.each` refills its
     /// record); otherwise gives the view new storage.
     @inline(__always)
-    mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue) {
+    mutating func overwrite(count: Int, _ value: (Int, inout Data?) -> DatabaseValue) {
+        var invalidTexts: [Int: Data]?
+        @inline(__always)
+        func next(_ i: Int) -> DatabaseValue {
+            var invalid: Data?
+            let decoded = value(i, &invalid)
+            if let invalid { invalidTexts = (invalidTexts ?? [:]).merging([i: invalid]) { $1 } }
+            return decoded
+        }
         if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == count {
             storage.values.withUnsafeMutableBufferPointer { buffer in
-                for i in 0..<count { buffer[i] = value(i) }
+                for i in 0..<count { buffer[i] = next(i) }
             }
             length = Int32(count)
         } else {
-            self = RowValues(ContiguousArray((0..<count).map(value)))
+            self = RowValues(ContiguousArray((0..<count).map(next)))
         }
+        if invalidTexts != nil || storage.invalidTexts != nil { storage.invalidTexts = invalidTexts }
     }
 
     /// Gives the view an array of its own (holding exactly its values) unless it has it already.
@@ -90,7 +121,13 @@ struct RowValues: RandomAccessCollection, Sendable {
         var copy = ContiguousArray<DatabaseValue>()
         copy.reserveCapacity(Int(length) + 2)
         for i in 0..<Int(length) { copy.append(storage.value(at: Int(start) &+ i)) }
+        let invalidTexts = storage.invalidTexts.map { all in
+            all.compactMap { (index: Int, bytes: Data) in
+                index >= Int(start) && index < Int(start) + Int(length) ? (index - Int(start), bytes) : nil
+            }
+        }
         self = RowValues(copy)
+        if let invalidTexts, !invalidTexts.isEmpty { storage.invalidTexts = Dictionary(uniqueKeysWithValues: invalidTexts) }
     }
 }
 
@@ -107,6 +144,10 @@ final class RowStorage: @unchecked Sendable {
     @usableFromInline let payloads: ContiguousArray<UInt64>
     /// A block's TEXT and BLOB values; their payload is their position here.
     @usableFromInline let objects: ContiguousArray<DatabaseValue>
+    /// The stored bytes of TEXT values that are not UTF-8, by value index (as `value(at:)`
+    /// counts); nil when there is none, as almost always. Set once when the storage is filled,
+    /// or by the view that owns an array storage.
+    @usableFromInline @exclusivity(unchecked) var invalidTexts: [Int: Data]?
 
     @usableFromInline
     enum Tag: UInt8, Sendable {
@@ -130,7 +171,9 @@ final class RowStorage: @unchecked Sendable {
         isArray = true
     }
 
-    init(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>) {
+    init(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>,
+         invalidTexts: [Int: Data]? = nil) {
+        self.invalidTexts = invalidTexts
         values = []
         self.tags = tags
         self.payloads = payloads
@@ -176,6 +219,7 @@ extension Statement {
             var rows = 0
             var objects = ContiguousArray<DatabaseValue>()
             objects.reserveCapacity(objectsPerRow * rowsPerBlock)
+            var invalidTexts: [Int: Data]?
             var tags = ContiguousArray<RowStorage.Tag>()
             let capacity = rowsPerBlock * columns
             // Filled in place: no capacity or uniqueness check per value (tags and payloads are
@@ -207,7 +251,9 @@ extension Statement {
                             default:
                                 tagBuffer[tagCount] = .object
                                 payloadBuffer[payloadCount] = UInt64(objects.count)
-                                objects.append(Self.decode(value, type: type))
+                                var invalid: Data?
+                                objects.append(Self.decode(value, type: type, invalidText: &invalid))
+                                if let invalid { invalidTexts = (invalidTexts ?? [:]).merging([tagCount: invalid]) { $1 } }
                                 objectBytes += Int(sqlite3_value_bytes(value))
                             }
                             tagCount += 1
@@ -219,7 +265,7 @@ extension Statement {
                 }
             }
             objectsPerRow = (objects.count + rows - 1) / rows
-            let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
+            let storage = RowStorage(tags: tags, payloads: payloads, objects: objects, invalidTexts: invalidTexts)
             for row in 0..<rows {
                 records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
             }

@@ -78,13 +78,28 @@ final class Statement {
     /// for the unprotected values `column_value` returns.
     @inline(__always)
     func value(at index: Int32) -> DatabaseValue {
+        var ignored: Data?
+        return value(at: index, invalidText: &ignored)
+    }
+
+    /// `value(at:)`, with the stored bytes of a TEXT value that is not UTF-8 in `invalidText`.
+    @inline(__always)
+    func value(at index: Int32, invalidText: inout Data?) -> DatabaseValue {
         guard let value = sqlite3_column_value(handle, index) else { return .null }
-        return Self.decode(value, type: sqlite3_value_type(value))
+        return Self.decode(value, type: sqlite3_value_type(value), invalidText: &invalidText)
     }
 
     /// A column value of SQLite's storage class `type` as a `DatabaseValue`.
     @inline(__always)
     static func decode(_ value: OpaquePointer, type: Int32) -> DatabaseValue {
+        var ignored: Data?
+        return decode(value, type: type, invalidText: &ignored)
+    }
+
+    /// `decode(_:type:)`. TEXT that is not UTF-8 (written by another program) decodes with U+FFFD
+    /// for the bad bytes, and its stored bytes are set in `invalidText` (a `Data` read returns them).
+    @inline(__always)
+    static func decode(_ value: OpaquePointer, type: Int32, invalidText: inout Data?) -> DatabaseValue {
         switch type {
         case SQLITE_INTEGER:
             return .integer(sqlite3_value_int64(value))
@@ -93,7 +108,12 @@ final class Statement {
         case SQLITE_TEXT:
             guard let text = sqlite3_value_text(value) else { return .text("") }
             let count = Int(sqlite3_value_bytes(value))
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+            // SQLite ends its text with a NUL. Validating as a C string costs what
+            // `String(decoding:)` does (`String(validating:)` costs twice that); text with an
+            // embedded NUL or bad bytes takes the slow way.
+            let cString = UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)
+            if strlen(cString) == count, let string = String(validatingCString: cString) { return .text(string) }
+            return unusualText(UnsafeBufferPointer(start: text, count: count), invalidText: &invalidText)
         case SQLITE_BLOB:
             // The pointer first, then the size (SQLite's advice).
             let bytes = sqlite3_value_blob(value)
@@ -103,6 +123,14 @@ final class Statement {
         default:
             return .null
         }
+    }
+
+    /// TEXT with an embedded NUL, or that is not UTF-8: kept as bytes in `invalidText` when invalid.
+    @inline(never)
+    static func unusualText(_ bytes: UnsafeBufferPointer<UInt8>, invalidText: inout Data?) -> DatabaseValue {
+        if let string = String(validating: bytes, as: UTF8.self) { return .text(string) }
+        invalidText = Data(bytes)
+        return .text(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Binds `arguments`, checking that they match the statement's placeholders exactly.
