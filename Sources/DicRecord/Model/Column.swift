@@ -12,7 +12,8 @@ import Foundation
 /// }
 /// ```
 /// The column is named after the property. A non-optional column needs an initial value: it is
-/// the column's `DEFAULT`, and what the property reads while the row has no value for it.
+/// the column's `DEFAULT`, and what the property reads while the row has no value for it (or
+/// NULL). A stored value that does not convert to the property's type makes the model's load throw.
 /// The column type comes from the converter of the property's type; a `Codable` type with no
 /// converter is stored as JSON text with no registration.
 @propertyWrapper

@@ -21,8 +21,9 @@ public typealias DatabaseArgument = (any Sendable)?
 /// Fetching copies SQLite's values and converts nothing. The first typed read of a column
 /// converts it and keeps the result; reading never marks a column modified. `find` stores its
 /// rows in shared blocks of a few hundred: a record kept after the rest of its result is gone
-/// keeps its block (at most 36 KiB of numbers and about 64 KiB of text and blobs) until it is. Typed reads never
-/// crash: NULL, a missing column or a bad value give nil (`get(_:as:)` throws with the reason).
+/// keeps its block (at most 36 KiB of numbers and about 64 KiB of text and blobs) until it is. Typed reads give
+/// nil for NULL, a missing column or a bad value; the last two also log a warning (or stop the
+/// process under `Options.strictReads`), and `get(_:as:)` throws with the reason.
 /// A record may be read and written from several threads.
 @dynamicMemberLookup
 public final class Record: Sendable {
