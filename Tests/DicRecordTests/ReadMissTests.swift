@@ -147,8 +147,14 @@ struct ReadMissTests {
             #expect(error.model == model && error.column == "age" && error.rowKey == "id = 3")
             #expect(error.value == "TEXT 'abc'")
             #expect(error.description == "cannot convert TEXT 'abc' to Swift.Int in column \"age\" of \(model) (row id = 3): not an integer in range")
-            #expect(throws: ConversionError.self) { _ = try MissStudent.dao.find("select * from student") }
-            #expect(throws: ConversionError.self) { _ = try MissStudent.dao.findFirst("select * from student") }
+            // In a result, the row that does not convert is named, after rows that do.
+            try t.db.update("insert into student(id, name, age) values (1, 'a', 1), (2, 'b', '7')")
+            let inResult = try #require(throws: ConversionError.self) {
+                _ = try MissStudent.dao.find("select * from student order by id")
+            }
+            #expect(inResult.rowKey == "id = 3" && inResult.column == "age")
+            #expect(try MissStudent.dao.find("select * from student where id < 3 order by id").map(\.age) == [1, 7])
+            #expect(throws: ConversionError.self) { _ = try MissStudent.dao.findFirst("select * from student where id = 3") }
         }
     }
 
@@ -186,6 +192,21 @@ struct ReadMissTests {
             #expect(found.s == stored)
             found.s = "plain"
             #expect(found.s == Data("plain".utf8))
+        }
+    }
+
+    @Test func nonUTF8TextKeepsItsRowsBytesAcrossTheBlocksOfALargeResult() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table t(id integer primary key, a text, s text)")
+            try t.db.batch("insert into t(id, a, s) values (?, 'x', ?)", (1...700).map { (id: Int) -> [DatabaseArgument] in [id, "ok \(id)"] })
+            try t.db.update("update t set s = cast(x'80' || char(id % 128) as text) where id in (2, 9, 500, 700)")
+            let rows = try t.db.find("select * from t order by id")
+            for row in rows {
+                let id: Int = try #require(row.id)
+                let bytes: Data? = row.s
+                let expected = [2, 9, 500, 700].contains(id) ? Data([0x80, UInt8(id % 128)]) : Data("ok \(id)".utf8)
+                #expect(bytes == expected, "row \(id)")
+            }
         }
     }
 

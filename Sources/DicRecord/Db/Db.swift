@@ -1,5 +1,4 @@
 import CSQLite
-import Foundation
 
 /// Raw SQL on one config (PSDb / JFinal's Db): `Db.main`, `Db.use("backup")`, and static
 /// shortcuts such as `Db.find(...)` that run on main.
@@ -145,7 +144,8 @@ public struct Db: Sendable {
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
-                        record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0), invalidText: &$1) }
+                        record?.reload(layout: layout, count: Int(columnCount), { statement.value(at: Int32($0)) },
+                                       invalidTexts: statement.takeInvalidTexts)
                     } else {
                         record = Record(layout: layout, values: statement.rowValues())
                     }
@@ -199,18 +199,13 @@ extension Statement {
     @inline(__always)
     func rowValues() -> RowValues {
         let count = columnCount
-        var invalidTexts: [Int: Data]?
         let values = ContiguousArray<DatabaseValue>(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
-            for i in 0..<count {
-                var invalid: Data?
-                (base + Int(i)).initialize(to: value(at: i, invalidText: &invalid))
-                if let invalid { invalidTexts = (invalidTexts ?? [:]).merging([Int(i): invalid]) { $1 } }
-            }
+            for i in 0..<count { (base + Int(i)).initialize(to: value(at: i)) }
             initialized = Int(count)
         }
         let row = RowValues(values)
-        if let invalidTexts { row.storage.invalidTexts = invalidTexts }
+        if let invalidTexts = takeInvalidTexts() { row.storage.invalidTexts = invalidTexts }
         return row
     }
 }

@@ -134,17 +134,27 @@ final class ColumnInfo: Sendable {
                    defaultValue: defaultValue, json: json, coerce: coerce, fastKind: fastKind, decodes: decodes)
     }
 
+    /// Whether the fast read of a property of kind `kind` takes a value of storage class
+    /// `stored` as it is (a Date's REAL must also be finite: the caller checks that).
+    @inline(__always)
+    static func takes(_ kind: FastKind, _ stored: RowValues.StorageClass) -> Bool {
+        switch (kind, stored) {
+        case (_, .null), (.integer, .integer), (.text, .text), (.blob, .blob), (.real, .real), (.real, .integer),
+             (.date, .integer):
+            true
+        default:
+            false
+        }
+    }
+
     /// Throws when `stored`, non-NULL, does not convert to the property's type (a load refuses
     /// it); NULL is fine (nil, or the initial value). Values of the storage class the fast read
     /// takes pass without a decode, when the fast read applies (`fast`).
     func check(_ stored: DatabaseValue, registry: Converters, fast: Bool) throws {
-        switch (fastKind, stored) {
-        case (_, .null): return
-        case (.integer, .integer), (.text, .text), (.blob, .blob), (.real, .real), (.real, .integer), (.date, .integer):
-            if fast { return }
-        case (.date, .real(let seconds)):
-            if fast, seconds.isFinite { return }
-        default: break
+        if stored == .null { return }
+        if fast {
+            if case .real(let seconds) = stored, fastKind == .date, seconds.isFinite { return }
+            if Self.takes(fastKind, RowValues.StorageClass(stored)) { return }
         }
         do {
             try decodes(stored, registry)

@@ -287,7 +287,8 @@ public struct Dao<M: Model>: Sendable {
         guard let first = records.first else { return [] }
         // One layout for the whole result: the declared columns are located once.
         let map = schema.positions(in: first.baseLayout)
-        return try records.map { try make($0, schema: schema, map: map) }
+        try schema.checkStoredValues(of: records, map: map)
+        return records.map { build($0, schema: schema, map: map) }
     }
 
     /// The model over a fetched row, after checking that every declared column's stored value
@@ -295,6 +296,11 @@ public struct Dao<M: Model>: Sendable {
     /// row key, rather than reading as the property's initial value later. NULL passes.
     func make(_ record: Record, schema: ModelSchema, map: LayoutMap?) throws -> M {
         try schema.checkStoredValues(of: record, map: map)
+        return build(record, schema: schema, map: map)
+    }
+
+    /// The model over a row already checked.
+    private func build(_ record: Record, schema: ModelSchema, map: LayoutMap?) -> M {
         let model = ModelFactory.make(M.self, record: record)
         model.schemaCache = schema
         model.layoutMap = map

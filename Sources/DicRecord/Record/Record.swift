@@ -672,11 +672,12 @@ public final class Record: Sendable {
     /// The caller guarantees that no one else references this record (`isKnownUniquelyReferenced`),
     /// so no other thread can be reading it: no lock is taken.
     @inline(__always)
-    func reload(layout newLayout: RowLayout, count: Int, _ value: (Int, inout Data?) -> DatabaseValue) {
+    func reload(layout newLayout: RowLayout, count: Int, _ value: (Int) -> DatabaseValue,
+                invalidTexts: () -> [Int: Data]?) {
         // Dropping the state first leaves the base's storage unshared: it is overwritten in place.
         if state != nil { state = nil }
         if converted != nil { converted = nil }
-        baseValues.overwrite(count: count, value)
+        baseValues.overwrite(count: count, value, invalidTexts: invalidTexts)
         if baseLayout !== newLayout { baseLayout = newLayout }
         if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }
     }

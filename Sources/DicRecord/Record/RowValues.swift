@@ -71,6 +71,38 @@ struct RowValues: RandomAccessCollection, Sendable {
         return (0..<Int(length)).map { storage.value(at: Int(start) &+ $0) }
     }
 
+    /// The storage class of the value at `position`, read from a block's tag without
+    /// materializing the value (a model's load checks every column of every row with it).
+    @inline(__always)
+    func storageClass(at position: Int) -> StorageClass {
+        precondition(position >= 0 && position < Int(length), "column index out of range")
+        let index = Int(start) &+ position
+        if storage.isArray { return StorageClass(storage.values[index]) }
+        switch storage.tags[index] {
+        case .null: return .null
+        case .integer: return .integer
+        case .real: return .real
+        case .object:
+            if case .text = storage.objects[Int(storage.payloads[index])] { return .text }
+            return .blob
+        }
+    }
+
+    enum StorageClass {
+        case null, integer, real, text, blob
+
+        @inline(__always)
+        init(_ value: DatabaseValue) {
+            switch value {
+            case .null: self = .null
+            case .integer: self = .integer
+            case .real: self = .real
+            case .text: self = .text
+            case .blob: self = .blob
+            }
+        }
+    }
+
     /// These values without the columns at `positions` (keeping the bytes of non-UTF-8 TEXT).
     func removing(_ positions: Set<Int>) -> RowValues {
         var kept = ContiguousArray<DatabaseValue>()
@@ -92,25 +124,19 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// Overwrites the values in place when they are this view's alone (as `Db.each` refills its
     /// record); otherwise gives the view new storage.
+    /// `invalidTexts` are the new values' bytes of non-UTF-8 TEXT, by position.
     @inline(__always)
-    mutating func overwrite(count: Int, _ value: (Int, inout Data?) -> DatabaseValue) {
-        var invalidTexts: [Int: Data]?
-        @inline(__always)
-        func next(_ i: Int) -> DatabaseValue {
-            var invalid: Data?
-            let decoded = value(i, &invalid)
-            if let invalid { invalidTexts = (invalidTexts ?? [:]).merging([i: invalid]) { $1 } }
-            return decoded
-        }
+    mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue, invalidTexts: () -> [Int: Data]?) {
         if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == count {
             storage.values.withUnsafeMutableBufferPointer { buffer in
-                for i in 0..<count { buffer[i] = next(i) }
+                for i in 0..<count { buffer[i] = value(i) }
             }
             length = Int32(count)
         } else {
-            self = RowValues(ContiguousArray((0..<count).map(next)))
+            self = RowValues(ContiguousArray((0..<count).map(value)))
         }
-        if invalidTexts != nil || storage.invalidTexts != nil { storage.invalidTexts = invalidTexts }
+        let found = invalidTexts()
+        if found != nil || storage.invalidTexts != nil { storage.invalidTexts = found }
     }
 
     /// Gives the view an array of its own (holding exactly its values) unless it has it already.
@@ -251,13 +277,18 @@ extension Statement {
                             default:
                                 tagBuffer[tagCount] = .object
                                 payloadBuffer[payloadCount] = UInt64(objects.count)
-                                var invalid: Data?
-                                objects.append(Self.decode(value, type: type, invalidText: &invalid))
-                                if let invalid { invalidTexts = (invalidTexts ?? [:]).merging([tagCount: invalid]) { $1 } }
+                                objects.append(decode(value, type: type, column: Int(i)))
                                 objectBytes += Int(sqlite3_value_bytes(value))
                             }
                             tagCount += 1
                             payloadCount += 1
+                        }
+                        if let found = takeInvalidTexts() {
+                            // By index in the block: the row's first value is `columns` back.
+                            let rowStart = tagCount - columns
+                            var kept = invalidTexts ?? [:]
+                            for (column, bytes) in found { kept[rowStart + column] = bytes }
+                            invalidTexts = kept
                         }
                         rows += 1
                         hasRow = try connection.step(self, arguments)

@@ -33,6 +33,9 @@ final class Statement {
     /// The column layout shared by every record this statement produces, rebuilt when SQLite re-prepares.
     private var layout: RowLayout?
     private var layoutReprepareCount: Int32 = 0
+    /// The stored bytes of non-UTF-8 TEXT values decoded since they were last taken, by column
+    /// (see `decode`); nil when there is none.
+    private var invalidTexts: [Int: Data]?
 
     init(handle: OpaquePointer, sql: String) {
         self.handle = handle
@@ -78,28 +81,15 @@ final class Statement {
     /// for the unprotected values `column_value` returns.
     @inline(__always)
     func value(at index: Int32) -> DatabaseValue {
-        var ignored: Data?
-        return value(at: index, invalidText: &ignored)
-    }
-
-    /// `value(at:)`, with the stored bytes of a TEXT value that is not UTF-8 in `invalidText`.
-    @inline(__always)
-    func value(at index: Int32, invalidText: inout Data?) -> DatabaseValue {
         guard let value = sqlite3_column_value(handle, index) else { return .null }
-        return Self.decode(value, type: sqlite3_value_type(value), invalidText: &invalidText)
+        return decode(value, type: sqlite3_value_type(value), column: Int(index))
     }
 
-    /// A column value of SQLite's storage class `type` as a `DatabaseValue`.
+    /// A column value of SQLite's storage class `type` as a `DatabaseValue`. TEXT that is not
+    /// UTF-8 (written by another program) decodes with U+FFFD for the bad bytes, and its stored
+    /// bytes are noted in `invalidTexts` under `column`, for the row's reader to keep.
     @inline(__always)
-    static func decode(_ value: OpaquePointer, type: Int32) -> DatabaseValue {
-        var ignored: Data?
-        return decode(value, type: type, invalidText: &ignored)
-    }
-
-    /// `decode(_:type:)`. TEXT that is not UTF-8 (written by another program) decodes with U+FFFD
-    /// for the bad bytes, and its stored bytes are set in `invalidText` (a `Data` read returns them).
-    @inline(__always)
-    static func decode(_ value: OpaquePointer, type: Int32, invalidText: inout Data?) -> DatabaseValue {
+    func decode(_ value: OpaquePointer, type: Int32, column: Int) -> DatabaseValue {
         switch type {
         case SQLITE_INTEGER:
             return .integer(sqlite3_value_int64(value))
@@ -113,7 +103,7 @@ final class Statement {
             // embedded NUL or bad bytes takes the slow way.
             let cString = UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)
             if strlen(cString) == count, let string = String(validatingCString: cString) { return .text(string) }
-            return unusualText(UnsafeBufferPointer(start: text, count: count), invalidText: &invalidText)
+            return unusualText(UnsafeBufferPointer(start: text, count: count), column: column)
         case SQLITE_BLOB:
             // The pointer first, then the size (SQLite's advice).
             let bytes = sqlite3_value_blob(value)
@@ -125,12 +115,23 @@ final class Statement {
         }
     }
 
-    /// TEXT with an embedded NUL, or that is not UTF-8: kept as bytes in `invalidText` when invalid.
+    /// TEXT with an embedded NUL, or that is not UTF-8: its bytes noted in `invalidTexts` when invalid.
     @inline(never)
-    static func unusualText(_ bytes: UnsafeBufferPointer<UInt8>, invalidText: inout Data?) -> DatabaseValue {
+    func unusualText(_ bytes: UnsafeBufferPointer<UInt8>, column: Int) -> DatabaseValue {
         if let string = String(validating: bytes, as: UTF8.self) { return .text(string) }
-        invalidText = Data(bytes)
+        var noted = invalidTexts ?? [:]
+        noted[column] = Data(bytes)
+        invalidTexts = noted
         return .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Takes the bytes of the current row's non-UTF-8 TEXT values, by column (nil: none, as
+    /// almost always). A reader that keeps rows calls it once per row; `reset` drops what no one took.
+    @inline(__always)
+    func takeInvalidTexts() -> [Int: Data]? {
+        guard let taken = invalidTexts else { return nil }
+        invalidTexts = nil
+        return taken
     }
 
     /// Binds `arguments`, checking that they match the statement's placeholders exactly.
@@ -274,6 +275,7 @@ final class Statement {
     /// (the argument count is checked), so clearing would only cost a pass over them.
     func reset() {
         sqlite3_reset(handle)
+        invalidTexts = nil
     }
 }
 
