@@ -200,13 +200,23 @@ struct ReadMissTests {
             try t.db.update("create table t(id integer primary key, a text, s text)")
             try t.db.batch("insert into t(id, a, s) values (?, 'x', ?)", (1...700).map { (id: Int) -> [DatabaseArgument] in [id, "ok \(id)"] })
             try t.db.update("update t set s = cast(x'80' || char(id % 128) as text) where id in (2, 9, 500, 700)")
+            func expected(_ id: Int) -> Data {
+                [2, 9, 500, 700].contains(id) ? Data([0x80, UInt8(id % 128)]) : Data("ok \(id)".utf8)
+            }
             let rows = try t.db.find("select * from t order by id")
             for row in rows {
                 let id: Int = try #require(row.id)
                 let bytes: Data? = row.s
-                let expected = [2, 9, 500, 700].contains(id) ? Data([0x80, UInt8(id % 128)]) : Data("ok \(id)".utf8)
-                #expect(bytes == expected, "row \(id)")
+                #expect(bytes == expected(id), "row \(id)")
             }
+            // each() refills one record: a row's bytes never stay for the next.
+            var fromEach: [Int: Data] = [:]
+            try t.db.each("select id, s from t order by id") { row in
+                if let id: Int = row.id { fromEach[id] = row.s }
+                return true
+            }
+            #expect(fromEach.count == 700)
+            #expect(fromEach.allSatisfy { $0.value == expected($0.key) })
         }
     }
 

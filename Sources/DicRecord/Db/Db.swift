@@ -144,8 +144,8 @@ public struct Db: Sendable {
                     // Constant memory and no allocation per row: the record is refilled in place
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
-                        record?.reload(layout: layout, count: Int(columnCount), { statement.value(at: Int32($0)) },
-                                       invalidTexts: statement.takeInvalidTexts)
+                        record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0)) }
+                        if let invalidTexts = statement.takeInvalidTexts() { record?.reloaded(invalidTexts: invalidTexts) }
                     } else {
                         record = Record(layout: layout, values: statement.rowValues())
                     }

@@ -672,14 +672,18 @@ public final class Record: Sendable {
     /// The caller guarantees that no one else references this record (`isKnownUniquelyReferenced`),
     /// so no other thread can be reading it: no lock is taken.
     @inline(__always)
-    func reload(layout newLayout: RowLayout, count: Int, _ value: (Int) -> DatabaseValue,
-                invalidTexts: () -> [Int: Data]?) {
+    func reload(layout newLayout: RowLayout, count: Int, _ value: (Int) -> DatabaseValue) {
         // Dropping the state first leaves the base's storage unshared: it is overwritten in place.
         if state != nil { state = nil }
         if converted != nil { converted = nil }
-        baseValues.overwrite(count: count, value, invalidTexts: invalidTexts)
+        baseValues.overwrite(count: count, value)
         if baseLayout !== newLayout { baseLayout = newLayout }
         if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }
+    }
+
+    /// Keeps the bytes of the reloaded values' non-UTF-8 TEXT (after `reload`, same caller guarantee).
+    func reloaded(invalidTexts: [Int: Data]) {
+        baseValues.keep(invalidTexts: invalidTexts)
     }
 
     /// The registry typed reads use.

@@ -124,9 +124,9 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// Overwrites the values in place when they are this view's alone (as `Db.each` refills its
     /// record); otherwise gives the view new storage.
-    /// `invalidTexts` are the new values' bytes of non-UTF-8 TEXT, by position.
+    /// The bytes of non-UTF-8 TEXT of the old values are dropped (`keep(invalidTexts:)` sets the new ones).
     @inline(__always)
-    mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue, invalidTexts: () -> [Int: Data]?) {
+    mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue) {
         if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == count {
             storage.values.withUnsafeMutableBufferPointer { buffer in
                 for i in 0..<count { buffer[i] = value(i) }
@@ -135,8 +135,14 @@ struct RowValues: RandomAccessCollection, Sendable {
         } else {
             self = RowValues(ContiguousArray((0..<count).map(value)))
         }
-        let found = invalidTexts()
-        if found != nil || storage.invalidTexts != nil { storage.invalidTexts = found }
+        if storage.invalidTexts != nil { storage.invalidTexts = nil }
+    }
+
+    /// Sets the bytes of the values' non-UTF-8 TEXT, by position, on storage of this view's own
+    /// (a refilled record's, see `overwrite`).
+    func keep(invalidTexts: [Int: Data]) {
+        precondition(storage.isArray && start == 0, "invalid texts are kept on a view's own storage")
+        storage.invalidTexts = invalidTexts
     }
 
     /// Gives the view an array of its own (holding exactly its values) unless it has it already.

@@ -34,8 +34,9 @@ final class Statement {
     private var layout: RowLayout?
     private var layoutReprepareCount: Int32 = 0
     /// The stored bytes of non-UTF-8 TEXT values decoded since they were last taken, by column
-    /// (see `decode`); nil when there is none.
-    private var invalidTexts: [Int: Data]?
+    /// (see `decode`); nil when there is none. Read once per row: the runtime's exclusivity
+    /// check would cost more than the read (a statement has one user at a time, see `inUse`).
+    @exclusivity(unchecked) private var invalidTexts: [Int: Data]?
 
     init(handle: OpaquePointer, sql: String) {
         self.handle = handle
