@@ -55,6 +55,7 @@ let package = Package(
                 "CrashWriter",
                 "dicrecord",
                 "stop-race",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

@@ -38,6 +38,16 @@ public struct ConversionError: Error, Sendable, CustomStringConvertible {
     /// error.column   // "born"
     /// ```
     public var column: String?
+    /// The model class whose row held the value, when a model was being loaded.
+    /// ```swift
+    /// error.model    // "Student"
+    /// ```
+    public var model: String?
+    /// The key of that row, as `column = value` pairs.
+    /// ```swift
+    /// error.rowKey   // "id = 3"
+    /// ```
+    public var rowKey: String?
     /// The stored value (decoding) or the Swift value (encoding), summarized.
     /// ```swift
     /// error.value    // "TEXT 'abc'"
@@ -112,12 +122,25 @@ public struct ConversionError: Error, Sendable, CustomStringConvertible {
         return copy
     }
 
+    /// The same error, naming the model being loaded and the key of its row.
+    /// ```swift
+    /// catch let error as ConversionError { throw error.inModel("Student", rowKey: "id = 3") }
+    /// ```
+    public func inModel(_ model: String, rowKey: String?) -> ConversionError {
+        var copy = self
+        copy.model = model
+        copy.rowKey = rowKey
+        return copy
+    }
+
     /// One sentence naming the type, the value, the column when known, and the reason.
     /// ```swift
     /// print(error)   // cannot convert TEXT 'abc' to Foundation.Date in column "born": not a date
+    /// print(error)   // cannot convert TEXT 'abc' to Swift.Int in column "age" of Student (row id = 3): not an integer
     /// ```
     public var description: String {
-        let place = column.map { " in column \"\($0)\"" } ?? ""
+        var place = column.map { " in column \"\($0)\"" } ?? ""
+        if let model { place += " of \(model)" + (rowKey.map { " (row \($0))" } ?? "") }
         switch kind {
         case .noConverter:
             return "no converter for type \(targetType)\(place): \(reason)"

@@ -306,9 +306,10 @@ struct ModelTests {
             found.tags = nil
             try found.update()
             #expect(try Employee.dao.findById(e.id)?.tags == nil)
-            // Bad JSON in the column reads as nil, never crashes.
+            // Bad JSON in the column: the load throws, naming the column (issue 13 point 6), never crashes.
             try t.db.update("update Employee set tags = '{not json'")
-            #expect(try Employee.dao.findById(e.id)?.tags == nil)
+            let error = try #require(throws: ConversionError.self) { try Employee.dao.findById(e.id) }
+            #expect(error.column == "tags" && error.rowKey == "id = \(e.id ?? -1)")
         }
     }
 }

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Logging
 import Synchronization
 
 /// One database under a config name: its file, its connections, its converters and options.
@@ -80,7 +81,7 @@ public final class DbContext: Sendable {
         self.options = options
         self.isMemory = path == ":memory:"
         self.converters = Converters(parent: .shared)
-        self.tracer = SqlTracer(observer: options.onSql)
+        self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
     }
 
     /// A context on a private in-memory database, alive until `stop()`.
@@ -92,7 +93,8 @@ public final class DbContext: Sendable {
         try DbContext(path: ":memory:", configName: configName, options: options)
     }
 
-    /// Logs every statement (SQL, arguments, duration) through swift-log, label `DicRecord.SQL`.
+    /// Logs every statement (SQL, arguments, duration) at `info` through `Options.logger`, or
+    /// swift-log's label `DicRecord.SQL` when there is none.
     /// ```swift
     /// main.showSql = true
     /// ```
@@ -359,6 +361,22 @@ extension DbContext {
         /// options.onSql = { trace in print(trace.sql, trace.duration) }
         /// ```
         public var onSql: (@Sendable (SqlTrace) -> Void)?
+        /// Where DicRecord logs (`showSql`, and the warning of a typed read that misses). Nil: a
+        /// swift-log `Logger` labelled `DicRecord.SQL` for SQL and `DicRecord` for warnings,
+        /// through whatever backend the application bootstrapped. DicRecord never bootstraps logging.
+        /// ```swift
+        /// options.logger = Logger(label: "app.db")
+        /// ```
+        public var logger: Logger?
+        /// Turns a typed read that misses (a value that does not convert to the type read, or
+        /// no such column) into a `preconditionFailure` with the warning's message, instead of a
+        /// warning and nil. NULL still reads as nil. Meant for tests and debug builds.
+        /// ```swift
+        /// #if DEBUG
+        /// options.strictReads = true
+        /// #endif
+        /// ```
+        public var strictReads = false
 
         /// Default options: WAL, read-write, 5 s busy timeout, 4 readers, foreign keys on.
         /// ```swift

@@ -112,7 +112,7 @@ public struct Db: Sendable {
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return [] }
                 // The layout is taken after the first step: SQLite re-prepares there after a schema change.
-                let layout = statement.rowLayout(registry: connection.registry)
+                let layout = statement.rowLayout(connection)
                 let cancellation = ThreadLeases.current.cancellation
                 return try statement.records(layout: layout, arguments: arguments, connection: connection) {
                     try cancellation?.check()
@@ -125,7 +125,7 @@ public struct Db: Sendable {
         try querying(sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return nil }
-                return Record(layout: statement.rowLayout(registry: connection.registry), values: RowValues(statement.rowValues()))
+                return Record(layout: statement.rowLayout(connection), values: statement.rowValues())
             }
         }
     }
@@ -135,7 +135,7 @@ public struct Db: Sendable {
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return }
                 // Taken once, after the first step: SQLite re-prepares only there.
-                let layout = statement.rowLayout(registry: connection.registry)
+                let layout = statement.rowLayout(connection)
                 let columnCount = statement.columnCount
                 var record: Record?
                 let cancellation = ThreadLeases.current.cancellation
@@ -145,8 +145,9 @@ public struct Db: Sendable {
                     // unless the callback kept a reference to it.
                     if record != nil, isKnownUniquelyReferenced(&record) {
                         record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0)) }
+                        if let invalidTexts = statement.takeInvalidTexts() { record?.reloaded(invalidTexts: invalidTexts) }
                     } else {
-                        record = Record(layout: layout, values: RowValues(statement.rowValues()))
+                        record = Record(layout: layout, values: statement.rowValues())
                     }
                     guard let current = record, try body(current) else { return }
                 } while try connection.step(statement, arguments)
@@ -177,7 +178,7 @@ public struct Db: Sendable {
                         do {
                             values.append(try connection.registry.decode(raw, as: T.self))
                         } catch let error as ConversionError {
-                            throw error.inColumn(statement.rowLayout(registry: connection.registry).names[0])
+                            throw error.inColumn(statement.rowLayout(connection).names[0])
                         }
                     }
                     if let limit, values.count >= limit { break }
@@ -193,15 +194,18 @@ public struct Db: Sendable {
 }
 
 extension Statement {
-    /// The current row's values in column order.
+    /// The current row's values in column order (with the bytes of TEXT that is not UTF-8).
     /// Written straight into the new buffer: no capacity or uniqueness check per value.
     @inline(__always)
-    func rowValues() -> ContiguousArray<DatabaseValue> {
+    func rowValues() -> RowValues {
         let count = columnCount
-        return ContiguousArray(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+        let values = ContiguousArray<DatabaseValue>(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
             for i in 0..<count { (base + Int(i)).initialize(to: value(at: i)) }
             initialized = Int(count)
         }
+        let row = RowValues(values)
+        if let invalidTexts = takeInvalidTexts() { row.storage.invalidTexts = invalidTexts }
+        return row
     }
 }

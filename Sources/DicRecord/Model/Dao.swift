@@ -82,7 +82,7 @@ public struct Dao<M: Model>: Sendable {
         let (db, schema) = try target()
         try requireSingleKey(schema, "findById")
         guard let record = try db.findRecordById(schema.tableName, id, primaryKey: schema.keyColumns[0], columns: "*") else { return nil }
-        return make(record, schema: schema, map: nil)
+        return try make(record, schema: schema, map: nil)
     }
 
     /// The model whose key is `id`, with only `loadColumns` read, or nil.
@@ -93,7 +93,7 @@ public struct Dao<M: Model>: Sendable {
         let (db, schema) = try target()
         try requireSingleKey(schema, "findById")
         guard let record = try db.findRecordById(schema.tableName, id, primaryKey: schema.keyColumns[0], columns: loadColumns) else { return nil }
-        return make(record, schema: schema, map: nil)
+        return try make(record, schema: schema, map: nil)
     }
 
     /// The model with a composite key, values in the order of the model's `primaryKey`, or nil.
@@ -107,7 +107,7 @@ public struct Dao<M: Model>: Sendable {
     func findByKeyValues(_ ids: [DatabaseArgument]) throws -> M? {
         let (db, schema) = try target()
         guard let record = try db.findByKeys(schema.tableName, keys: schema.keyColumns, values: .positional(ids), columns: "*") else { return nil }
-        return make(record, schema: schema, map: nil)
+        return try make(record, schema: schema, map: nil)
     }
 
     /// The models matching `condition`: `SELECT * FROM <table> WHERE <condition>` (every row when it is empty).
@@ -275,22 +275,32 @@ public struct Dao<M: Model>: Sendable {
 
     func findModels(_ sql: String, _ arguments: Arguments) throws -> [M] {
         let (db, schema) = try target()
-        return models(try db.findRecords(sql, arguments), schema: schema)
+        return try models(try db.findRecords(sql, arguments), schema: schema)
     }
 
     func findFirstModel(_ sql: String, _ arguments: Arguments) throws -> M? {
         let (db, schema) = try target()
-        return try db.findFirstRecord(sql, arguments).map { make($0, schema: schema, map: nil) }
+        return try db.findFirstRecord(sql, arguments).map { try make($0, schema: schema, map: nil) }
     }
 
-    func models(_ records: [Record], schema: ModelSchema) -> [M] {
+    func models(_ records: [Record], schema: ModelSchema) throws -> [M] {
         guard let first = records.first else { return [] }
         // One layout for the whole result: the declared columns are located once.
         let map = schema.positions(in: first.baseLayout)
-        return records.map { make($0, schema: schema, map: map) }
+        try schema.checkStoredValues(of: records, map: map)
+        return records.map { build($0, schema: schema, map: map) }
     }
 
-    func make(_ record: Record, schema: ModelSchema, map: LayoutMap?) -> M {
+    /// The model over a fetched row, after checking that every declared column's stored value
+    /// converts to the property's type: a bad value throws here, naming the model, column and
+    /// row key, rather than reading as the property's initial value later. NULL passes.
+    func make(_ record: Record, schema: ModelSchema, map: LayoutMap?) throws -> M {
+        try schema.checkStoredValues(of: record, map: map)
+        return build(record, schema: schema, map: map)
+    }
+
+    /// The model over a row already checked.
+    private func build(_ record: Record, schema: ModelSchema, map: LayoutMap?) -> M {
         let model = ModelFactory.make(M.self, record: record)
         model.schemaCache = schema
         model.layoutMap = map

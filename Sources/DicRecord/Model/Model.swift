@@ -381,7 +381,10 @@ extension Model {
         if let json = column.json {
             return storage.decoded(column.name, using: { try json.decode($0) }) as? Value
         }
-        return try? storage.get(column.name, as: Value.self)
+        // A column the row lacks (loaded with `loadColumns`) reads the initial value quietly;
+        // a stored value that does not convert is reported as a typed read's miss.
+        guard storage.storedValue(column.name) != nil else { return nil }
+        return storage.readReportingMiss(column.name, as: Value.self)
     }
 
     @usableFromInline

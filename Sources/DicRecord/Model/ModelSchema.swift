@@ -11,6 +11,9 @@ final class ModelSchema: Sendable {
     let keyColumns: [String]
     let hasImplicitId: Bool
     let columns: [ColumnInfo]
+    /// Each column's `fastKind`, in column order, with `.other` for a Date (whose REAL must be
+    /// checked as a value): what a load checks first (see `checkStoredValues`).
+    let fastKinds: [ColumnInfo.FastKind]
     let references: [ReferenceInfo]
     let version: Int
     let indexes: [Model.Index]
@@ -128,6 +131,7 @@ final class ModelSchema: Sendable {
         }
         self.constraints = constraints
         self.columns = columns
+        fastKinds = columns.map { $0.fastKind == .date ? .other : $0.fastKind }
         self.references = references
         func timestamp(_ names: String...) -> ColumnInfo? {
             columns.first { column in names.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame } }
@@ -153,6 +157,48 @@ final class ModelSchema: Sendable {
     }
 
     /// For each declared column (by slot), its position in `layout`, or -1.
+    /// Throws the `ConversionError` of the first declared column whose stored value in `record`
+    /// (a fetched, unwritten row) does not convert to the property's type.
+    func checkStoredValues(of record: Record, map: LayoutMap?) throws {
+        let values = record.baseValues
+        let registry = record.baseLayout.registry
+        let fast = record.fastPathAllowed
+        let positions = map.flatMap { $0.layout === record.baseLayout ? $0.positions : nil }
+        for (slot, column) in columns.enumerated() {
+            let position = positions.map { $0[slot] } ?? record.baseLayout.position(of: column.name) ?? -1
+            guard position >= 0 else { continue }
+            do {
+                try column.check(values[position], registry: registry, fast: fast)
+            } catch let error as ConversionError {
+                let key = keyColumns.map { "\($0) = \(record.storedValue($0)?.description ?? "?")" }.joined(separator: ", ")
+                throw error.inModel(typeName, rowKey: key)
+            }
+        }
+    }
+
+    /// `checkStoredValues(of:map:)` for every record of a fetch, `map` being its layout's. For
+    /// most rows the storage class of each value, read from its tag, is all it takes (no value
+    /// is materialized); a row with any other value is checked one column at a time.
+    func checkStoredValues(of records: [Record], map: LayoutMap) throws {
+        var checks = ContiguousArray<(position: Int, kind: ColumnInfo.FastKind)>()
+        for slot in fastKinds.indices where map.positions[slot] >= 0 {
+            checks.append((map.positions[slot], fastKinds[slot]))
+        }
+        let fast = records.first?.fastPathAllowed ?? false
+        for record in records {
+            if fast, !record.isMutated, record.baseLayout === map.layout {
+                let values = record.baseValues
+                var taken = true
+                for check in checks where !ColumnInfo.takes(check.kind, values.storageClass(at: check.position)) {
+                    taken = false
+                    break
+                }
+                if taken { continue }
+            }
+            try checkStoredValues(of: record, map: map)
+        }
+    }
+
     func positions(in layout: RowLayout) -> LayoutMap {
         LayoutMap(layout: layout, schema: self, positions: columns.map { layout.position(of: $0.name) ?? -1 })
     }

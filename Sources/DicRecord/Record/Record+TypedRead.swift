@@ -11,7 +11,9 @@ import Synchronization
 // and casts and kept as the general path keeps it (`fastURL`).
 extension Record {
     /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
-    /// value that does not convert (`get(_:as:)` says why).
+    /// value that does not convert; the last two also log a warning naming the column, the
+    /// stored value, the type and the SQL (once per column and statement), or stop the process
+    /// under `Options.strictReads`. `get(_:as:)` throws instead.
     /// ```swift
     /// let name: String? = record.name
     /// let age: Int? = record.age
@@ -31,7 +33,7 @@ extension Record {
         // Date read marks its column, see `keepDate`). The rest is out of line (`read`).
         @inline(__always) get {
             if T.self != URL.self && !isMutated && fastPathAllowed {
-                guard let index = baseLayout.position(of: column) else { return nil }
+                guard let index = baseLayout.position(of: column) else { return read(column, as: T.self) }
                 if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
                    T.self != Date.self || value == nil || keepDate(at: index) {
                     return value
@@ -45,16 +47,16 @@ extension Record {
     /// for `T` in the caller's module, but kept out of line so that call sites stay small.
     @inlinable @inline(never)
     func read<T>(_ column: String, as type: T.Type) -> T? {
-        if fastPathAllowed {
-            let found = storedValueForFastRead(column)
-            if case .value(let value) = Self.fastDecode(found?.value, as: T.self) {
-                guard T.self == Date.self, value != nil, let index = found?.index else { return value }
-                if keepDate(at: index) { return value }
-            } else if T.self == URL.self, let found, let url = fastURL(at: found.index, stored: found.value) {
+        // A missing column goes on to the general read, which reports it.
+        if fastPathAllowed, let found = storedValueForFastRead(column) {
+            if case .value(let value) = Self.fastDecode(value: found.value, as: T.self) {
+                guard T.self == Date.self, value != nil else { return value }
+                if keepDate(at: found.index) { return value }
+            } else if T.self == URL.self, let url = fastURL(at: found.index, stored: found.value) {
                 return unsafeBitCast(url, to: T.self)
             }
         }
-        return try? get(column, as: T.self)
+        return readReportingMiss(column, as: T.self)
     }
 
     /// A typed read by position in column order.
@@ -66,7 +68,7 @@ extension Record {
     public subscript<T>(index: Int) -> T? {
         @inline(__always) get {
             if T.self != URL.self && !isMutated && fastPathAllowed {
-                guard baseValues.indices.contains(index) else { return nil }
+                guard baseValues.indices.contains(index) else { return read(index, as: T.self) }
                 if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
                    T.self != Date.self || value == nil || keepDate(at: index) {
                     return value
@@ -79,16 +81,15 @@ extension Record {
     /// Every other typed read by position (see `read(_:as:)` by name).
     @inlinable @inline(never)
     func read<T>(_ index: Int, as type: T.Type) -> T? {
-        if fastPathAllowed {
-            let stored = storedValueForFastRead(index)
-            if case .value(let value) = Self.fastDecode(stored, as: T.self) {
+        if fastPathAllowed, let stored = storedValueForFastRead(index) {
+            if case .value(let value) = Self.fastDecode(value: stored, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
                 if keepDate(at: index) { return value }
-            } else if T.self == URL.self, let stored, let url = fastURL(at: index, stored: stored) {
+            } else if T.self == URL.self, let url = fastURL(at: index, stored: stored) {
                 return unsafeBitCast(url, to: T.self)
             }
         }
-        return try? get(index, as: T.self)
+        return readReportingMiss(index, as: T.self)
     }
 
     /// Marks column `index` as read as a Date (see `flags`); false for a column past the 62 the

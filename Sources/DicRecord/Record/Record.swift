@@ -21,8 +21,9 @@ public typealias DatabaseArgument = (any Sendable)?
 /// Fetching copies SQLite's values and converts nothing. The first typed read of a column
 /// converts it and keeps the result; reading never marks a column modified. `find` stores its
 /// rows in shared blocks of a few hundred: a record kept after the rest of its result is gone
-/// keeps its block (at most 36 KiB of numbers and about 64 KiB of text and blobs) until it is. Typed reads never
-/// crash: NULL, a missing column or a bad value give nil (`get(_:as:)` throws with the reason).
+/// keeps its block (at most 36 KiB of numbers and about 64 KiB of text and blobs) until it is. Typed reads give
+/// nil for NULL, a missing column or a bad value; the last two also log a warning (or stop the
+/// process under `Options.strictReads`), and `get(_:as:)` throws with the reason.
 /// A record may be read and written from several threads.
 @dynamicMemberLookup
 public final class Record: Sendable {
@@ -281,7 +282,7 @@ public final class Record: Sendable {
         keepMarkedDates()
         willMutate()
         layout = layout.removing(at: positions)
-        values = RowValues(values.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
+        values = values.removing(positions)
         if let old = cells {
             cells = ContiguousArray(old.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
         }
@@ -493,16 +494,20 @@ public final class Record: Sendable {
         let raw: DatabaseValue
         let cached: Any?
         let registry: Converters
+        /// The stored bytes of TEXT that is not UTF-8 (`raw` holds them with U+FFFD replacements).
+        let invalidText: Data?
     }
 
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
         let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: i)
-        return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry)
+        return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry, invalidText: values.invalidText(at: i))
     }
 
     private func convert<T>(_ slot: Slot, as type: T.Type) throws -> T {
         if let cached = slot.cached, let typed = cached as? T { return typed }
+        // TEXT that is not UTF-8 read as bytes: the bytes stored, not the replaced ones.
+        if let bytes = slot.invalidText, T.self == Data.self || T.self == Data?.self, let typed = bytes as? T { return typed }
         do {
             // The common case first: a converter for exactly `T` (no Optional to look through).
             if slot.raw != .null, let decoded = try slot.registry.decodeRegistered(slot.raw, as: T.self) {
@@ -674,6 +679,11 @@ public final class Record: Sendable {
         baseValues.overwrite(count: count, value)
         if baseLayout !== newLayout { baseLayout = newLayout }
         if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }
+    }
+
+    /// Keeps the bytes of the reloaded values' non-UTF-8 TEXT (after `reload`, same caller guarantee).
+    func reloaded(invalidTexts: [Int: Data]) {
+        baseValues.keep(invalidTexts: invalidTexts)
     }
 
     /// The registry typed reads use.

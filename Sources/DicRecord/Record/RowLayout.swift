@@ -15,15 +15,18 @@ final class RowLayout: Sendable {
     /// True when no two names are the same to SQLite: then a name found at a guessed position is
     /// the leftmost of that name (see `position(of:hint:)`).
     let namesAreDistinct: Bool
+    /// Where the rows came from (SQL, config, logger), for a typed read that misses.
+    let origin: ReadOrigin
 
     /// The layout of a new, empty record (layouts never change: a write makes a new one).
     static let empty = RowLayout(names: [], registry: .shared)
     /// The layout of a new model: its `id`, not yet generated.
     static let idOnly = RowLayout(names: ["id"], registry: .shared)
 
-    init(names: [String], registry: Converters) {
+    init(names: [String], registry: Converters, origin: ReadOrigin = .builtInCode) {
         self.names = names
         self.registry = registry
+        self.origin = origin
         let packed = names.map(PackedName.init)
         packedNames = packed.contains { $0 == nil } ? nil : packed.compactMap { $0 }
         // The dictionary serves only layouts with a non-ASCII name (or non-ASCII lookups).
@@ -101,9 +104,9 @@ final class RowLayout: Sendable {
         let made: RowLayout
         if let packedNames, let packed = PackedName(name) {
             made = RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry,
-                             namesAreDistinct: namesAreDistinct && position(of: name) == nil)
+                             namesAreDistinct: namesAreDistinct && position(of: name) == nil, origin: origin)
         } else {
-            made = RowLayout(names: names + [name], registry: registry)
+            made = RowLayout(names: names + [name], registry: registry, origin: origin)
         }
         lastAppended.withLock { $0 = (name, made) }
         return made
@@ -112,16 +115,18 @@ final class RowLayout: Sendable {
     private let lastAppended = Mutex<(name: String, layout: RowLayout)?>(nil)
 
     /// A layout whose names the caller has packed (all ASCII) and checked.
-    init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool) {
+    init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool,
+         origin: ReadOrigin = .builtInCode) {
         self.names = names
         self.registry = registry
+        self.origin = origin
         self.packedNames = packedNames
         self.index = [:]
         self.namesAreDistinct = namesAreDistinct
     }
 
     func removing(at positions: Set<Int>) -> RowLayout {
-        RowLayout(names: names.enumerated().filter { !positions.contains($0.offset) }.map(\.element), registry: registry)
+        RowLayout(names: names.enumerated().filter { !positions.contains($0.offset) }.map(\.element), registry: registry, origin: origin)
     }
 }
 

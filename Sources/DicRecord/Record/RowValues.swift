@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// The stored values of one record: a window on storage that a fetch shares between many rows.
 ///
@@ -52,7 +53,15 @@ struct RowValues: RandomAccessCollection, Sendable {
             precondition(position >= 0 && position < Int(length), "column index out of range")
             makeUnique()
             storage.values[position] = newValue
+            if storage.invalidTexts != nil { storage.invalidTexts![position] = nil }
         }
+    }
+
+    /// The stored bytes of the TEXT value at `position` when they are not UTF-8 (the value
+    /// itself holds them with U+FFFD replacements); nil for every other value.
+    func invalidText(at position: Int) -> Data? {
+        guard let invalidTexts = storage.invalidTexts, position >= 0, position < Int(length) else { return nil }
+        return invalidTexts[Int(start) &+ position]
     }
 
     /// The values as an array: the storage's own (shared, no copy) when the view covers all of
@@ -60,6 +69,51 @@ struct RowValues: RandomAccessCollection, Sendable {
     var array: [DatabaseValue] {
         if storage.isArray, start == 0, storage.values.count == Int(length) { return Array(storage.values) }
         return (0..<Int(length)).map { storage.value(at: Int(start) &+ $0) }
+    }
+
+    /// The storage class of the value at `position`, read from a block's tag without
+    /// materializing the value (a model's load checks every column of every row with it).
+    @inline(__always)
+    func storageClass(at position: Int) -> StorageClass {
+        precondition(position >= 0 && position < Int(length), "column index out of range")
+        let index = Int(start) &+ position
+        if storage.isArray { return StorageClass(storage.values[index]) }
+        switch storage.tags[index] {
+        case .null: return .null
+        case .integer: return .integer
+        case .real: return .real
+        case .object:
+            if case .text = storage.objects[Int(storage.payloads[index])] { return .text }
+            return .blob
+        }
+    }
+
+    enum StorageClass {
+        case null, integer, real, text, blob
+
+        @inline(__always)
+        init(_ value: DatabaseValue) {
+            switch value {
+            case .null: self = .null
+            case .integer: self = .integer
+            case .real: self = .real
+            case .text: self = .text
+            case .blob: self = .blob
+            }
+        }
+    }
+
+    /// These values without the columns at `positions` (keeping the bytes of non-UTF-8 TEXT).
+    func removing(_ positions: Set<Int>) -> RowValues {
+        var kept = ContiguousArray<DatabaseValue>()
+        var invalidTexts: [Int: Data] = [:]
+        for i in 0..<count where !positions.contains(i) {
+            if let bytes = invalidText(at: i) { invalidTexts[kept.count] = bytes }
+            kept.append(self[i])
+        }
+        let row = RowValues(kept)
+        if !invalidTexts.isEmpty { row.storage.invalidTexts = invalidTexts }
+        return row
     }
 
     mutating func append(_ value: DatabaseValue) {
@@ -70,6 +124,7 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// Overwrites the values in place when they are this view's alone (as `Db.each` refills its
     /// record); otherwise gives the view new storage.
+    /// The bytes of non-UTF-8 TEXT of the old values are dropped (`keep(invalidTexts:)` sets the new ones).
     @inline(__always)
     mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue) {
         if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == count {
@@ -80,6 +135,14 @@ struct RowValues: RandomAccessCollection, Sendable {
         } else {
             self = RowValues(ContiguousArray((0..<count).map(value)))
         }
+        if storage.invalidTexts != nil { storage.invalidTexts = nil }
+    }
+
+    /// Sets the bytes of the values' non-UTF-8 TEXT, by position, on storage of this view's own
+    /// (a refilled record's, see `overwrite`).
+    func keep(invalidTexts: [Int: Data]) {
+        precondition(storage.isArray && start == 0, "invalid texts are kept on a view's own storage")
+        storage.invalidTexts = invalidTexts
     }
 
     /// Gives the view an array of its own (holding exactly its values) unless it has it already.
@@ -90,7 +153,13 @@ struct RowValues: RandomAccessCollection, Sendable {
         var copy = ContiguousArray<DatabaseValue>()
         copy.reserveCapacity(Int(length) + 2)
         for i in 0..<Int(length) { copy.append(storage.value(at: Int(start) &+ i)) }
+        let invalidTexts = storage.invalidTexts.map { all in
+            all.compactMap { (index: Int, bytes: Data) in
+                index >= Int(start) && index < Int(start) + Int(length) ? (index - Int(start), bytes) : nil
+            }
+        }
         self = RowValues(copy)
+        if let invalidTexts, !invalidTexts.isEmpty { storage.invalidTexts = Dictionary(uniqueKeysWithValues: invalidTexts) }
     }
 }
 
@@ -107,6 +176,10 @@ final class RowStorage: @unchecked Sendable {
     @usableFromInline let payloads: ContiguousArray<UInt64>
     /// A block's TEXT and BLOB values; their payload is their position here.
     @usableFromInline let objects: ContiguousArray<DatabaseValue>
+    /// The stored bytes of TEXT values that are not UTF-8, by value index (as `value(at:)`
+    /// counts); nil when there is none, as almost always. Set once when the storage is filled,
+    /// or by the view that owns an array storage.
+    @usableFromInline @exclusivity(unchecked) var invalidTexts: [Int: Data]?
 
     @usableFromInline
     enum Tag: UInt8, Sendable {
@@ -130,7 +203,9 @@ final class RowStorage: @unchecked Sendable {
         isArray = true
     }
 
-    init(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>) {
+    init(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>,
+         invalidTexts: [Int: Data]? = nil) {
+        self.invalidTexts = invalidTexts
         values = []
         self.tags = tags
         self.payloads = payloads
@@ -176,6 +251,7 @@ extension Statement {
             var rows = 0
             var objects = ContiguousArray<DatabaseValue>()
             objects.reserveCapacity(objectsPerRow * rowsPerBlock)
+            var invalidTexts: [Int: Data]?
             var tags = ContiguousArray<RowStorage.Tag>()
             let capacity = rowsPerBlock * columns
             // Filled in place: no capacity or uniqueness check per value (tags and payloads are
@@ -207,11 +283,18 @@ extension Statement {
                             default:
                                 tagBuffer[tagCount] = .object
                                 payloadBuffer[payloadCount] = UInt64(objects.count)
-                                objects.append(Self.decode(value, type: type))
+                                objects.append(decode(value, type: type, column: Int(i)))
                                 objectBytes += Int(sqlite3_value_bytes(value))
                             }
                             tagCount += 1
                             payloadCount += 1
+                        }
+                        if let found = takeInvalidTexts() {
+                            // By index in the block: the row's first value is `columns` back.
+                            let rowStart = tagCount - columns
+                            var kept = invalidTexts ?? [:]
+                            for (column, bytes) in found { kept[rowStart + column] = bytes }
+                            invalidTexts = kept
                         }
                         rows += 1
                         hasRow = try connection.step(self, arguments)
@@ -219,7 +302,7 @@ extension Statement {
                 }
             }
             objectsPerRow = (objects.count + rows - 1) / rows
-            let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
+            let storage = RowStorage(tags: tags, payloads: payloads, objects: objects, invalidTexts: invalidTexts)
             for row in 0..<rows {
                 records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
             }

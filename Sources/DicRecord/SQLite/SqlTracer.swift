@@ -42,10 +42,14 @@ public struct SqlTrace: Sendable, CustomStringConvertible {
 final class SqlTracer: Sendable {
     private let showSqlFlag = Atomic<Bool>(false)
     private let observer: (@Sendable (SqlTrace) -> Void)?
-    private let logger = Logger(label: "DicRecord.SQL")
+    private let logger: Logger
+    /// Where typed reads of this context's rows report a miss (see `ReadReporter`).
+    let reads: ReadReporter
 
-    init(observer: (@Sendable (SqlTrace) -> Void)?) {
+    init(observer: (@Sendable (SqlTrace) -> Void)?, logger: Logger? = nil, strictReads: Bool = false) {
         self.observer = observer
+        self.logger = logger ?? Logger(label: "DicRecord.SQL")
+        reads = ReadReporter(logger: logger ?? Logger(label: "DicRecord"), strictReads: strictReads)
     }
 
     var showSql: Bool {

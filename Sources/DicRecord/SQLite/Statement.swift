@@ -33,6 +33,10 @@ final class Statement {
     /// The column layout shared by every record this statement produces, rebuilt when SQLite re-prepares.
     private var layout: RowLayout?
     private var layoutReprepareCount: Int32 = 0
+    /// The stored bytes of non-UTF-8 TEXT values decoded since they were last taken, by column
+    /// (see `decode`); nil when there is none. Read once per row: the runtime's exclusivity
+    /// check would cost more than the read (a statement has one user at a time, see `inUse`).
+    @exclusivity(unchecked) private var invalidTexts: [Int: Data]?
 
     init(handle: OpaquePointer, sql: String) {
         self.handle = handle
@@ -51,8 +55,11 @@ final class Statement {
     /// True when the statement cannot write (SQLite's own judgement).
     var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
-    /// The layout for the current result columns; computed once and shared by all rows.
-    func rowLayout(registry: Converters) -> RowLayout {
+    /// The layout for the current result columns; computed once and shared by all rows. It
+    /// carries this statement's SQL and the connection's config and logger for the warning of a
+    /// typed read that misses.
+    func rowLayout(_ connection: Connection) -> RowLayout {
+        let registry = connection.registry
         let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
         if let layout, reprepares == layoutReprepareCount, layout.registry === registry { return layout }
         let count = sqlite3_column_count(handle)
@@ -61,7 +68,8 @@ final class Statement {
         for i in 0..<count {
             names.append(sqlite3_column_name(handle, i).map { String(cString: $0) } ?? "column\(i + 1)")
         }
-        let made = RowLayout(names: names, registry: registry)
+        let origin = ReadOrigin(sql: sql, configName: connection.configName, reporter: connection.tracer.reads)
+        let made = RowLayout(names: names, registry: registry, origin: origin)
         layout = made
         layoutReprepareCount = reprepares
         return made
@@ -75,12 +83,14 @@ final class Statement {
     @inline(__always)
     func value(at index: Int32) -> DatabaseValue {
         guard let value = sqlite3_column_value(handle, index) else { return .null }
-        return Self.decode(value, type: sqlite3_value_type(value))
+        return decode(value, type: sqlite3_value_type(value), column: Int(index))
     }
 
-    /// A column value of SQLite's storage class `type` as a `DatabaseValue`.
+    /// A column value of SQLite's storage class `type` as a `DatabaseValue`. TEXT that is not
+    /// UTF-8 (written by another program) decodes with U+FFFD for the bad bytes, and its stored
+    /// bytes are noted in `invalidTexts` under `column`, for the row's reader to keep.
     @inline(__always)
-    static func decode(_ value: OpaquePointer, type: Int32) -> DatabaseValue {
+    func decode(_ value: OpaquePointer, type: Int32, column: Int) -> DatabaseValue {
         switch type {
         case SQLITE_INTEGER:
             return .integer(sqlite3_value_int64(value))
@@ -89,7 +99,12 @@ final class Statement {
         case SQLITE_TEXT:
             guard let text = sqlite3_value_text(value) else { return .text("") }
             let count = Int(sqlite3_value_bytes(value))
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+            // SQLite ends its text with a NUL. Validating as a C string costs what
+            // `String(decoding:)` does (`String(validating:)` costs twice that); text with an
+            // embedded NUL or bad bytes takes the slow way.
+            let cString = UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)
+            if strlen(cString) == count, let string = String(validatingCString: cString) { return .text(string) }
+            return unusualText(UnsafeBufferPointer(start: text, count: count), column: column)
         case SQLITE_BLOB:
             // The pointer first, then the size (SQLite's advice).
             let bytes = sqlite3_value_blob(value)
@@ -99,6 +114,25 @@ final class Statement {
         default:
             return .null
         }
+    }
+
+    /// TEXT with an embedded NUL, or that is not UTF-8: its bytes noted in `invalidTexts` when invalid.
+    @inline(never)
+    func unusualText(_ bytes: UnsafeBufferPointer<UInt8>, column: Int) -> DatabaseValue {
+        if let string = String(validating: bytes, as: UTF8.self) { return .text(string) }
+        var noted = invalidTexts ?? [:]
+        noted[column] = Data(bytes)
+        invalidTexts = noted
+        return .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Takes the bytes of the current row's non-UTF-8 TEXT values, by column (nil: none, as
+    /// almost always). A reader that keeps rows calls it once per row; `reset` drops what no one took.
+    @inline(__always)
+    func takeInvalidTexts() -> [Int: Data]? {
+        guard let taken = invalidTexts else { return nil }
+        invalidTexts = nil
+        return taken
     }
 
     /// Binds `arguments`, checking that they match the statement's placeholders exactly.
@@ -269,6 +303,7 @@ final class Statement {
     /// (the argument count is checked), so clearing would only cost a pass over them.
     func reset() {
         sqlite3_reset(handle)
+        invalidTexts = nil
     }
 }
 

@@ -1,0 +1,253 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import DicRecord
+
+// Issue 13, points 5, 6, 7 and 11: typed reads that miss are visible, models refuse bad stored
+// values, TEXT that is not UTF-8 keeps its bytes, and the user's logger gets what DicRecord logs.
+
+/// A swift-log handler that keeps every message, for a logger passed in `Options.logger`
+/// (no `LoggingSystem.bootstrap`: the test process's logging is left alone).
+final class CapturedLog: Sendable {
+    private let entries = Mutex<[(level: Logger.Level, message: String)]>([])
+
+    var logger: Logger { Logger(label: "test") { _ in Handler(log: self) } }
+    var messages: [String] { entries.withLock { $0.map(\.message) } }
+    var warnings: [String] { entries.withLock { $0.filter { $0.level == .warning }.map(\.message) } }
+
+    fileprivate func append(_ level: Logger.Level, _ message: String) {
+        entries.withLock { $0.append((level, message)) }
+    }
+
+    private struct Handler: LogHandler {
+        let log: CapturedLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            log.append(event.level, "\(event.message)")
+        }
+    }
+}
+
+/// Point 6's model: a non-optional column with a default.
+final class MissStudent: Model {
+    @Column var name: String?
+    @Column var age: Int = 10
+    override class var tableName: String { "student" }
+}
+
+/// Point 7's model: the same non-UTF-8 column read as bytes and as text.
+final class RawText: Model {
+    @Column var bytes: Data?
+    @Column var text: String?
+    @Column var n: Int = 0
+    override class var tableName: String { "raw_text" }
+}
+
+@Suite("Typed read misses, model load checks, non-UTF-8 text, logger")
+struct ReadMissTests {
+    private func options(_ log: CapturedLog) -> DbContext.Options {
+        var options = DbContext.Options()
+        options.logger = log.logger
+        return options
+    }
+
+    // MARK: Point 5
+
+    @Test func typedReadsThatMissWarnNamingColumnValueTypeAndSql() throws {
+        let log = CapturedLog()
+        try withDatabase(options: options(log)) { t throws in
+            try t.db.update("create table t(v)")
+            try t.db.update("insert into t(v) values ('abc'), (1.5), (3000000000), (null), (7)")
+            let rows = try t.db.find("select v from t order by rowid")
+            let text: Int? = rows[0].v
+            let fraction: Int? = rows[1].v
+            let wide: Int32? = rows[2].v
+            let null: Int? = rows[3].v
+            let misspelled: Int? = rows[4].vv
+            let good: Int? = rows[4].v
+            #expect(text == nil && fraction == nil && wide == nil && null == nil && misspelled == nil)
+            #expect(good == 7)
+            let warnings = log.warnings
+            // Once per column and statement: the three bad values of "v" give one warning, and "vv" one.
+            #expect(warnings.count == 2)
+            let first = try #require(warnings.first)
+            #expect(first.contains("\"v\"") && first.contains("TEXT 'abc'") && first.contains("Swift.Int")
+                    && first.contains("select v from t order by rowid") && first.contains("[main]"))
+            #expect(warnings.last?.contains("\"vv\"") == true && warnings.last?.contains("no such column") == true)
+
+            // Another statement warns afresh, and by position too.
+            let again = try t.db.find("select v from t where rowid in (2, 3) order by rowid")
+            let wideAgain: Int32? = again[1].v
+            let fractionByIndex: Int? = again[0][0]
+            #expect(wideAgain == nil && fractionByIndex == nil)
+            let later = log.warnings.dropFirst(2)
+            #expect(later.count == 1)
+            #expect(later.first?.contains("INTEGER 3000000000") == true && later.first?.contains("Swift.Int32") == true)
+        }
+    }
+
+    @Test func nullReadsAsNilWithoutAWarning() throws {
+        let log = CapturedLog()
+        try withDatabase(options: options(log)) { t throws in
+            let row = try #require(try t.db.findFirst("select null as v, 5 as w"))
+            let v: Int? = row.v
+            let s: String? = row.v
+            let d: Date? = row.v
+            #expect(v == nil && s == nil && d == nil)
+            #expect(log.warnings.isEmpty)
+        }
+    }
+
+    @Test func aRecordBuiltInCodeStillReadsNilOnAMiss() throws {
+        let record = try Record(["builtInCodeMissColumn": "abc"])
+        let n: Int? = record.builtInCodeMissColumn
+        #expect(n == nil)
+        #expect(record.layoutOrigin.place == "a record built in code")
+    }
+
+    @Test func strictReadsStopOnAMiss() async {
+        await #expect(processExitsWith: .failure) {
+            var options = DbContext.Options()
+            options.strictReads = true
+            try DbContext.withIsolatedRegistry {
+                try DbContext.inMemory(options: options).start()
+                let row = try Db.findFirst("select 'abc' as v")
+                let n: Int? = row?.v
+                _ = n
+            }
+        }
+    }
+
+    @Test func strictReadsLeaveNullAndGoodValuesAlone() throws {
+        var options = DbContext.Options()
+        options.strictReads = true
+        try withDatabase(options: options) { t throws in
+            let row = try #require(try t.db.findFirst("select null as v, 5 as w, '6' as x"))
+            let v: Int? = row.v
+            let w: Int? = row.w
+            let x: Int? = row.x   // lenient: TEXT '6' converts
+            #expect(v == nil && w == 5 && x == 6)
+        }
+    }
+
+    // MARK: Point 6
+
+    @Test func loadingAModelWithABadStoredValueThrowsNamingModelColumnKeyAndValue() throws {
+        try withDatabase { t throws in
+            t.context.register(MissStudent.self)
+            try t.db.update("insert into student(id, name, age) values (3, 'x', 'abc')")
+            let error = try #require(throws: ConversionError.self) { _ = try MissStudent.dao.findById(3) }
+            let model = String(reflecting: MissStudent.self)   // DicRecordTests.MissStudent
+            #expect(error.model == model && error.column == "age" && error.rowKey == "id = 3")
+            #expect(error.value == "TEXT 'abc'")
+            #expect(error.description == "cannot convert TEXT 'abc' to Swift.Int in column \"age\" of \(model) (row id = 3): not an integer in range")
+            // In a result, the row that does not convert is named, after rows that do.
+            try t.db.update("insert into student(id, name, age) values (1, 'a', 1), (2, 'b', '7')")
+            let inResult = try #require(throws: ConversionError.self) {
+                _ = try MissStudent.dao.find("select * from student order by id")
+            }
+            #expect(inResult.rowKey == "id = 3" && inResult.column == "age")
+            #expect(try MissStudent.dao.find("select * from student where id < 3 order by id").map(\.age) == [1, 7])
+            #expect(throws: ConversionError.self) { _ = try MissStudent.dao.findFirst("select * from student where id = 3") }
+        }
+    }
+
+    @Test func loadingAModelConvertsLenientValuesAndReadsTheDefaultForNull() throws {
+        try withDatabase { t throws in
+            // A table made elsewhere, without NOT NULL on age.
+            try t.db.update("create table student(id integer primary key, name text, age integer)")
+            t.context.register(MissStudent.self)
+            try t.db.update("insert into student(id, name, age) values (1, 'a', '12'), (2, 'b', null)")
+            let students = try MissStudent.dao.find("select * from student order by id")
+            #expect(students.map(\.age) == [12, 10])
+        }
+    }
+
+    // MARK: Point 7
+
+    @Test func nonUTF8TextReadsAsItsBytesAsDataOnEveryFetchPath() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table t(id integer primary key, s text, n int)")
+            try t.db.update("insert into t values (1, cast(x'FFFE41' as text), 0)")
+            let stored = Data([0xFF, 0xFE, 0x41])
+            let found = try t.db.find("select * from t")[0]
+            let first = try #require(try t.db.findFirst("select * from t"))
+            var each: Data?
+            try t.db.each("select * from t") { row in each = row.s; return true }
+            #expect(found.s == stored && first.s == stored && each == stored)
+            #expect(try found.get("s", as: Data.self) == stored)
+            // As a String the bad bytes are replaced.
+            let text: String? = found.s
+            #expect(text == "\u{FFFD}\u{FFFD}A")
+            // Writing another column keeps the bytes readable.
+            found.n = 1
+            #expect(found.s == stored)
+            found.remove("id")
+            #expect(found.s == stored)
+            found.s = "plain"
+            #expect(found.s == Data("plain".utf8))
+        }
+    }
+
+    @Test func nonUTF8TextKeepsItsRowsBytesAcrossTheBlocksOfALargeResult() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table t(id integer primary key, a text, s text)")
+            try t.db.batch("insert into t(id, a, s) values (?, 'x', ?)", (1...700).map { (id: Int) -> [DatabaseArgument] in [id, "ok \(id)"] })
+            try t.db.update("update t set s = cast(x'80' || char(id % 128) as text) where id in (2, 9, 500, 700)")
+            func expected(_ id: Int) -> Data {
+                [2, 9, 500, 700].contains(id) ? Data([0x80, UInt8(id % 128)]) : Data("ok \(id)".utf8)
+            }
+            let rows = try t.db.find("select * from t order by id")
+            for row in rows {
+                let id: Int = try #require(row.id)
+                let bytes: Data? = row.s
+                #expect(bytes == expected(id), "row \(id)")
+            }
+            // each() refills one record: a row's bytes never stay for the next.
+            var fromEach: [Int: Data] = [:]
+            try t.db.each("select id, s from t order by id") { row in
+                if let id: Int = row.id { fromEach[id] = row.s }
+                return true
+            }
+            #expect(fromEach.count == 700)
+            #expect(fromEach.allSatisfy { $0.value == expected($0.key) })
+        }
+    }
+
+    @Test func writingARecordBackLeavesANonUTF8ColumnItDidNotTouch() throws {
+        try withDatabase { t throws in
+            t.context.register(RawText.self)
+            try t.db.update("insert into raw_text(id, bytes, text, n) values (1, cast(x'FFFE41' as text), cast(x'C328' as text), 0)")
+            let record = try #require(try t.db.findById("raw_text", 1))
+            record.n = 1
+            #expect(try t.db.update("raw_text", record))
+            let model = try #require(try RawText.dao.findById(1))
+            #expect(model.bytes == Data([0xFF, 0xFE, 0x41]))
+            #expect(model.text == "\u{FFFD}(")
+            model.n = 2
+            #expect(try model.update())
+            let hex = try t.db.queryFirst("select hex(bytes) || ',' || hex(text) || ',' || n from raw_text", as: String.self)
+            #expect(hex == "FFFE41,C328,2")
+        }
+    }
+
+    // MARK: Point 11
+
+    @Test func theUsersLoggerGetsShowSqlAndReadWarnings() throws {
+        let log = CapturedLog()
+        try withDatabase(options: options(log)) { t throws in
+            t.context.showSql = true
+            let row = try #require(try t.db.findFirst("select 'abc' as loggerColumn"))
+            let n: Int? = row.loggerColumn
+            #expect(n == nil)
+            #expect(log.messages.contains { $0.contains("select 'abc' as loggerColumn") && !$0.contains("typed read") })
+            #expect(log.warnings.contains { $0.contains("\"loggerColumn\"") })
+        }
+    }
+}
