@@ -182,6 +182,12 @@ struct ReadMissTests {
             try t.db.each("select * from t") { row in each = row.s; return true }
             #expect(found.s == stored && first.s == stored && each == stored)
             #expect(try found.get("s", as: Data.self) == stored)
+            // The single-value queries and Decodable read the same bytes.
+            #expect(try t.db.query("select s from t", as: Data.self) == [stored])
+            #expect(try t.db.queryFirst("select s from t", as: Data.self) == stored)
+            struct Row: Decodable { var s: Data; var n: Int }
+            #expect(try found.decode(Row.self).s == stored)
+            #expect(try t.db.query("select s from t", as: String.self) == ["\u{FFFD}\u{FFFD}A"])
             // As a String the bad bytes are replaced.
             let text: String? = found.s
             #expect(text == "\u{FFFD}\u{FFFD}A")

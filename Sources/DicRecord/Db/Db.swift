@@ -1,3 +1,4 @@
+import Foundation
 import CSQLite
 
 /// Raw SQL on one config (PSDb / JFinal's Db): `Db.main`, `Db.use("backup")`, and static
@@ -172,8 +173,11 @@ public struct Db: Sendable {
                     try cancellation?.check()
                     if values.isEmpty { try checkSingleColumn() }
                     let raw = statement.value(at: 0)
+                    let invalidTexts = statement.takeInvalidTexts()
                     if case .null = raw {
                         values.append(nil)
+                    } else if T.self == Data.self, let bytes = invalidTexts?[0] as? T {
+                        values.append(bytes)   // TEXT that is not UTF-8, as the bytes stored
                     } else {
                         do {
                             values.append(try connection.registry.decode(raw, as: T.self))

@@ -38,6 +38,11 @@ private final class DecodingRow {
     func value(_ column: String) -> DatabaseValue? {
         layout.position(of: column, hint: &hint).map { values[$0] }
     }
+
+    /// The stored bytes of `column` when it holds TEXT that is not UTF-8 (see `RowValues`).
+    func invalidText(_ column: String) -> Data? {
+        layout.position(of: column, hint: &hint).flatMap { values.invalidText(at: $0) }
+    }
 }
 
 private struct RecordDecoder: Decoder {
@@ -124,6 +129,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let stored = try stored(key, type)
+        // TEXT that is not UTF-8 decoded as bytes: the bytes stored, not the replaced ones.
+        if T.self == Data.self, case .text = stored, let bytes = row.invalidText(key.stringValue) as? T { return bytes }
         if fast, case .value(let value?) = Record.fastDecode(stored, as: T.self) { return value }
         if registry.converter(for: T.self) != nil || T.self == DatabaseValue.self {
             return try convert(stored, key, as: T.self)
