@@ -4,14 +4,6 @@ import Testing
 // The `dicrecord` command-line tool (Samples/dicrecord), run as a process on databases that the
 // sqlite3 CLI creates, its output compared with what `sqlite3 -json` says about the same data.
 
-/// A finished process: exit status and both outputs.
-private struct Run {
-    let status: Int32
-    let output: Data
-    let errors: String
-    var text: String { String(decoding: output, as: UTF8.self) }
-}
-
 /// One test's temporary folder, the tools it runs, and a database created by sqlite3.
 private struct CLIFixture {
     let folder: URL
@@ -22,56 +14,19 @@ private struct CLIFixture {
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        dicrecord = try Self.requireExecutable()
+        dicrecord = try builtExecutable("dicrecord")
     }
 
     func cleanUp() { try? FileManager.default.removeItem(at: folder) }
 
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-    /// The dicrecord executable built next to the test binary.
-    private static func requireExecutable() throws -> URL {
-        var folders: [URL] = []
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent()
-        // Up a few levels too: on Apple platforms the binary sits inside an .xctest bundle.
-        for _ in 0..<4 {
-            folders.append(folder)
-            folder = folder.deletingLastPathComponent()
-        }
-        folders.append(Bundle.main.bundleURL)
-        let candidates = folders.map { $0.appendingPathComponent("dicrecord") }
-        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-        return try #require(found, "dicrecord executable not found (build with `swift build --build-tests`); looked at: \(candidates.map(\.path))")
+    /// Runs `executable` in this fixture's folder.
+    func run(_ executable: URL, _ arguments: [String]) throws -> ProcessRun {
+        try runProcess(executable, arguments, scratch: folder)
     }
 
-    /// Runs `executable`; outputs go through files, so that neither pipe can fill up and stall it.
-    func run(_ executable: URL, _ arguments: [String]) throws -> Run {
-        let id = UUID().uuidString
-        let outURL = folder.appendingPathComponent(".out-\(id)")
-        let errURL = folder.appendingPathComponent(".err-\(id)")
-        try Data().write(to: outURL)
-        try Data().write(to: errURL)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        return Run(status: process.terminationStatus, output: try Data(contentsOf: outURL),
-                   errors: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-    }
-
-    func dicrecord(_ arguments: String...) throws -> Run { try run(dicrecord, arguments) }
+    func dicrecord(_ arguments: String...) throws -> ProcessRun { try run(dicrecord, arguments) }
 
     /// Runs sqlite3 and requires it to succeed.
     @discardableResult

@@ -135,3 +135,59 @@ struct SplitMix64: RandomNumberGenerator {
     mutating func chance(_ oneIn: Int) -> Bool { Int.random(in: 0..<oneIn, using: &self) == 0 }
     mutating func pick<T>(_ items: [T]) -> T { items.randomElement(using: &self)! }
 }
+
+/// An executable target of this package (`dicrecord`, `stop-race`), built next to the test binary
+/// by `swift build --build-tests`.
+func builtExecutable(_ name: String) throws -> URL {
+    var folders: [URL] = []
+    var folder = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.deletingLastPathComponent()
+    // Up a few levels too: on Apple platforms the binary sits inside an .xctest bundle.
+    for _ in 0..<4 {
+        folders.append(folder)
+        folder = folder.deletingLastPathComponent()
+    }
+    folders.append(Bundle.main.bundleURL)
+    let candidates = folders.map { $0.appendingPathComponent(name) }
+    let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    return try #require(found, "\(name) executable not found (build with `swift build --build-tests`); looked at: \(candidates.map(\.path))")
+}
+
+/// A finished child process: its exit status and both outputs.
+struct ProcessRun: Sendable {
+    let status: Int32
+    let output: Data
+    let errors: String
+    /// True when it was killed after its time limit.
+    let timedOut: Bool
+    var text: String { String(decoding: output, as: UTF8.self) }
+}
+
+/// Runs `executable` with `arguments` in `folder` (for its scratch files too) and waits, killing it
+/// after `timeout` seconds. Outputs go through files, so that neither pipe can fill up and stall it.
+func runProcess(_ executable: URL, _ arguments: [String], scratch folder: URL, timeout: Double = 120) throws -> ProcessRun {
+    let id = UUID().uuidString
+    let outURL = folder.appendingPathComponent(".out-\(id)"), errURL = folder.appendingPathComponent(".err-\(id)")
+    try Data().write(to: outURL)
+    try Data().write(to: errURL)
+    defer {
+        try? FileManager.default.removeItem(at: outURL)
+        try? FileManager.default.removeItem(at: errURL)
+    }
+    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    let timedOut = process.isRunning
+    if timedOut { process.terminate() }
+    process.waitUntilExit()
+    try out.close()
+    try err.close()
+    return ProcessRun(status: process.terminationStatus, output: try Data(contentsOf: outURL),
+                      errors: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), timedOut: timedOut)
+}
