@@ -133,6 +133,9 @@ import Testing
             try makeX(t.db)
             let error = try #require(throws: DatabaseError.self) { try t.db.find("select * from x where name = \"Jack\"") }
             #expect(error.message == "no such column: Jack (a double-quoted word is a name in SQL; write text in single quotes: 'Jack')")
+            // The suggested literal is valid SQL: a quote in it is doubled.
+            let apostrophe = try #require(throws: DatabaseError.self) { try t.db.find("select * from x where name = \"Jack's\"") }
+            #expect(apostrophe.message.hasSuffix("write text in single quotes: 'Jack''s')"))
             // No hint when the name was not double-quoted.
             let plain = try #require(throws: DatabaseError.self) { try t.db.find("select * from x where Jack = 1") }
             #expect(plain.message == "no such column: Jack")

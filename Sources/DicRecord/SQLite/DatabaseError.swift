@@ -77,7 +77,8 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         guard let sql, message.hasPrefix(prefix) else { return message }
         let word = message.dropFirst(prefix.count)
         guard !word.isEmpty, sql.contains("\"\(word)\"") else { return message }
-        return "\(message) (a double-quoted word is a name in SQL; write text in single quotes: '\(word)')"
+        // The suggestion must be valid SQL: a quote inside it is doubled.
+        return "\(message) (a double-quoted word is a name in SQL; write text in single quotes: '\(word.replacing("'", with: "''"))')"
     }
 
     /// The name of the result code, like `SQLITE_CONSTRAINT`.
