@@ -218,7 +218,7 @@ struct ModelSearchTests {
         try withArticles { _ throws in
             #expect(try ids("nothing-matches-this") == [])
             for query in ["\"unbalanced", "\(Self.rare) OR", "AND", "nosuchcolumn:\(Self.rare)", "(apple", "apple)",
-                          "\(Self.rare)') OR 1=1 --", "NEAR(apple river", "zephyr*", "-", "\"\"", "   "] {
+                          "\(Self.rare)') OR 1=1 --", "NEAR(apple river", "zephyr*", "-", "\"\"", "   ", "hello\u{0}world", "\u{0}"] {
                 #expect(throws: Never.self, "\(query)") { _ = try FtsArticle.dao.search(query) }
             }
             // Punctuation around a word still finds it; every word must be there.

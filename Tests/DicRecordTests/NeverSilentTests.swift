@@ -132,10 +132,10 @@ import Testing
         try withDatabase { t in
             try makeX(t.db)
             let error = try #require(throws: DatabaseError.self) { try t.db.find("select * from x where name = \"Jack\"") }
-            #expect(error.message == "no such column: Jack (a double-quoted word is a name in SQL; write text in single quotes: 'Jack')")
+            #expect(error.message == "no such column: Jack (a double-quoted word is a name in SQL; if you meant text, write it in single quotes: 'Jack')")
             // The suggested literal is valid SQL: a quote in it is doubled.
             let apostrophe = try #require(throws: DatabaseError.self) { try t.db.find("select * from x where name = \"Jack's\"") }
-            #expect(apostrophe.message.hasSuffix("write text in single quotes: 'Jack''s')"))
+            #expect(apostrophe.message.hasSuffix("write it in single quotes: 'Jack''s')"))
             // No hint when the name was not double-quoted.
             let plain = try #require(throws: DatabaseError.self) { try t.db.find("select * from x where Jack = 1") }
             #expect(plain.message == "no such column: Jack")
@@ -158,6 +158,37 @@ import Testing
             #expect(throws: (any Error).self) { try t.db.batchSave("t", [try Record(["born": date])]) }
             #expect(throws: ConversionError.self) { try DateConverter().encode(date) }
             #expect(try rows(t.db) == 0)
+        }
+    }
+
+    @Test func aNaNStoredValueArgumentIsRefusedNotStoredAsNull() throws {
+        try withDatabase { t in
+            try t.db.update("create table t(id integer primary key, score real)")
+            let error = try #require(throws: DicRecordError.self) {
+                try t.db.update("insert into t(score) values (?)", DatabaseValue.real(.nan))
+            }
+            #expect(error.message.contains("argument 1: REAL NaN"))
+            #expect(try rows(t.db) == 0)
+            try t.db.update("insert into t(score) values (?)", DatabaseValue.real(.infinity))
+            #expect(try t.db.queryDouble("select score from t") == .infinity)
+        }
+    }
+
+    /// A model's Date column loads finite REAL seconds and refuses a stored infinity (written by
+    /// another program) with the load's ConversionError.
+    @Test func aModelLoadChecksThatAStoredDateIsFinite() throws {
+        try DbContext.withIsolatedRegistry {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-dates-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let context = try DbContext(path: folder.appendingPathComponent("d.sqlite").path)
+            context.register(DatedNote.self)
+            try context.start()
+            defer { context.stop() }
+            try Db.update("insert into dated_note(id, at) values (1, 86400.5), (2, 9e999)")
+            #expect(try DatedNote.dao.findById(1)?.at == Date(timeIntervalSince1970: 86400.5))
+            let error = try #require(throws: ConversionError.self) { try DatedNote.dao.findById(2) }
+            #expect("\(error)".contains("column \"at\""))
+            #expect(throws: ConversionError.self) { try DatedNote.dao.findAll() }
         }
     }
 

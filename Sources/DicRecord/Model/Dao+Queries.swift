@@ -68,7 +68,7 @@ extension Dao {
     // MARK: Full-text search
 
     /// Models whose `searchColumns` hold every word of `text`, best match first. The text is
-    /// plain words, as typed into a search box: each word is quoted for FTS5, so a hyphen, a
+    /// plain words (split at white space and NUL), as typed into a search box: each word is quoted for FTS5, so a hyphen, a
     /// quote or a colon is never query syntax (`"e-mail"` finds "e mail" as a phrase). Text with
     /// no words finds nothing. For FTS5's own syntax (OR, NEAR, prefix*, column filters) use
     /// `search(fts5Query:limit:)`.
@@ -76,7 +76,7 @@ extension Dao {
     /// let hits = try Article.dao.search("swift sqlite", limit: 20)
     /// ```
     public func search(_ text: String, limit: Int? = nil) throws -> [M] {
-        let words = text.split(whereSeparator: { $0.isWhitespace }).map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+        let words = text.split(whereSeparator: { $0.isWhitespace || $0 == "\0" }).map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
         guard !words.isEmpty else {
             _ = try searchSchema()  // a model without searchColumns is still an error
             return []

@@ -58,6 +58,9 @@ open class Model: CustomStringConvertible {
     }
 
     /// A model over `record` (shared, not copied): how a model crosses tasks, as its record.
+    /// It cannot throw, so a stored value that does not convert to its property's type is not
+    /// refused here as a dao load refuses it: reading that property gives its default (or nil)
+    /// and logs the typed-read warning (`Options.strictReads` stops the process instead).
     /// ```swift
     /// let record = student.record                  // Sendable: hand it to another task
     /// let again = Student(record: record)          // and rebuild the model there

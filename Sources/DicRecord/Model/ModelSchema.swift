@@ -11,9 +11,6 @@ final class ModelSchema: Sendable {
     let keyColumns: [String]
     let hasImplicitId: Bool
     let columns: [ColumnInfo]
-    /// Each column's `fastKind`, in column order, with `.other` for a Date (whose REAL must be
-    /// checked as a value): what a load checks first (see `checkStoredValues`).
-    let fastKinds: [ColumnInfo.FastKind]
     let references: [ReferenceInfo]
     let version: Int
     let indexes: [Model.Index]
@@ -131,7 +128,6 @@ final class ModelSchema: Sendable {
         }
         self.constraints = constraints
         self.columns = columns
-        fastKinds = columns.map { $0.fastKind == .date ? .other : $0.fastKind }
         self.references = references
         func timestamp(_ names: String...) -> ColumnInfo? {
             columns.first { column in names.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame } }
@@ -156,7 +152,6 @@ final class ModelSchema: Sendable {
         columns.first { RowLayout.sameColumn($0.name, name) }
     }
 
-    /// For each declared column (by slot), its position in `layout`, or -1.
     /// Throws the `ConversionError` of the first declared column whose stored value in `record`
     /// (a fetched, unwritten row) does not convert to the property's type.
     func checkStoredValues(of record: Record, map: LayoutMap?) throws {
@@ -181,15 +176,19 @@ final class ModelSchema: Sendable {
     /// is materialized); a row with any other value is checked one column at a time.
     func checkStoredValues(of records: [Record], map: LayoutMap) throws {
         var checks = ContiguousArray<(position: Int, kind: ColumnInfo.FastKind)>()
-        for slot in fastKinds.indices where map.positions[slot] >= 0 {
-            checks.append((map.positions[slot], fastKinds[slot]))
+        for (slot, column) in columns.enumerated() where map.positions[slot] >= 0 {
+            checks.append((map.positions[slot], column.fastKind))
         }
         let fast = records.first?.fastPathAllowed ?? false
         for record in records {
             if fast, !record.isMutated, record.baseLayout === map.layout {
                 let values = record.baseValues
                 var taken = true
-                for check in checks where !ColumnInfo.takes(check.kind, values.storageClass(at: check.position)) {
+                for check in checks {
+                    let stored = values.storageClass(at: check.position)
+                    if ColumnInfo.takes(check.kind, stored) { continue }
+                    // A date stored as REAL seconds loads when finite: one look at the number.
+                    if check.kind == .date, stored == .real, case .real(let seconds) = values[check.position], seconds.isFinite { continue }
                     taken = false
                     break
                 }
@@ -199,6 +198,7 @@ final class ModelSchema: Sendable {
         }
     }
 
+    /// For each declared column (by slot), its position in `layout`, or -1.
     func positions(in layout: RowLayout) -> LayoutMap {
         LayoutMap(layout: layout, schema: self, positions: columns.map { layout.position(of: $0.name) ?? -1 })
     }

@@ -12,7 +12,7 @@ import Synchronization
 extension Record {
     /// A typed read: `let name: String? = record.name`. Nil for NULL, a missing column or a
     /// value that does not convert; the last two also log a warning naming the column, the
-    /// stored value, the type and the SQL (once per column and statement), or stop the process
+    /// stored value, the type and the SQL (once per column name and statement), or stop the process
     /// under `Options.strictReads`. `get(_:as:)` throws instead.
     /// ```swift
     /// let name: String? = record.name

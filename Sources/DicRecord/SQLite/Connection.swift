@@ -176,7 +176,12 @@ public final class Connection: @unchecked Sendable {
     @inline(__always)
     func step(_ statement: Statement, _ arguments: Arguments) throws -> Bool {
         let code = sqlite3_step(statement.handle)
-        if code == SQLITE_ROW { return true }
+        if code == SQLITE_ROW {
+            // A stop that came between this call's checks and its step found no statement running
+            // to interrupt (SQLite then drops the interrupt): a reading call ends at its next row.
+            if stopRequested.load(ordering: .relaxed) { throw stoppedError(statement.sql) }
+            return true
+        }
         if code == SQLITE_DONE { return false }
         throw error(code, statement, arguments)
     }

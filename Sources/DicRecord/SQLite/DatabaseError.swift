@@ -78,7 +78,7 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
         let word = message.dropFirst(prefix.count)
         guard !word.isEmpty, sql.contains("\"\(word)\"") else { return message }
         // The suggestion must be valid SQL: a quote inside it is doubled.
-        return "\(message) (a double-quoted word is a name in SQL; write text in single quotes: '\(word.replacing("'", with: "''"))')"
+        return "\(message) (a double-quoted word is a name in SQL; if you meant text, write it in single quotes: '\(word.replacing("'", with: "''"))')"
     }
 
     /// The name of the result code, like `SQLITE_CONSTRAINT`.

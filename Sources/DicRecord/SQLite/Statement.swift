@@ -239,7 +239,8 @@ final class Statement {
         case .integer(let v):
             code = sqlite3_bind_int64(handle, index, v)
         case .real(let v):
-            code = sqlite3_bind_double(handle, index, v)
+            // SQLite binds NaN as NULL: refused, as the converters refuse it.
+            code = v.isNaN ? SQLITE_MISMATCH : sqlite3_bind_double(handle, index, v)
         case .text(var s):
             code = s.withUTF8 { buffer in
                 // An empty buffer may have no base address, and a NULL pointer would bind NULL.
@@ -274,6 +275,10 @@ final class Statement {
         case .integer?: what = "INTEGER"
         case .real?: what = "REAL"
         case .null?, nil: what = "value"
+        }
+        if case .real(let v)? = value, v.isNaN {
+            throw DicRecordError(.unsupportedArgument, "argument \(index)\(name): REAL NaN has no SQLite representation (it would be stored as NULL); nothing was written",
+                                 sql: sql, configName: configName)
         }
         let reason = code == SQLITE_TOOBIG
             ? "is larger than this connection's length limit of \(sqlite3_limit(sqlite3_db_handle(handle), SQLITE_LIMIT_LENGTH, -1)) bytes (SQLITE_LIMIT_LENGTH)"
