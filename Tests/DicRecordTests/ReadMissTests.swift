@@ -245,6 +245,22 @@ struct ReadMissTests {
 
     // MARK: Point 11
 
+    /// Logging is the application's to set up: no file of the library bootstraps swift-log.
+    @Test func theLibraryNeverBootstrapsLogging() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var checked = 0
+        for folder in ["Sources", "Converters"] {
+            let files = FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)
+            while let file = files?.nextObject() as? URL {
+                guard file.pathExtension == "swift" else { continue }
+                let text = try String(contentsOf: file, encoding: .utf8)
+                #expect(!text.contains("LoggingSystem.bootstrap"), "\(file.lastPathComponent) bootstraps logging")
+                checked += 1
+            }
+        }
+        #expect(checked > 50)
+    }
+
     @Test func theUsersLoggerGetsShowSqlAndReadWarnings() throws {
         let log = CapturedLog()
         try withDatabase(options: options(log)) { t throws in
