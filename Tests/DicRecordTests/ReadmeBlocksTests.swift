@@ -155,7 +155,13 @@ private enum Readme {
         }
         try write(manifest, to: folder.appendingPathComponent("Package.swift"))
 
-        let build = try await run(["swift", "build"], in: folder, timeout: 1800)
+        var build = try await run(["swift", "build"], in: folder, timeout: 1800)
+        if build.status != 0 {
+            // SwiftPM's incremental plan can miss a file added to the library since the last run
+            // ("cannot find … in scope"): a failing build is tried once more from scratch.
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent(".build"))
+            build = try await run(["swift", "build"], in: folder, timeout: 1800)
+        }
         var binFolder: URL?
         if build.status == 0 {
             let bin = try await run(["swift", "build", "--show-bin-path"], in: folder, timeout: 300)
