@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// A piece of SQL and the arguments bound to its `?` placeholders, in order (patchwork's
@@ -526,7 +525,7 @@ enum SqlIdentifier {
     }
 
     static func single(_ name: String) -> String {
-        isPlain(name) && !isKeyword(name) ? name : SqlText.quote(name)
+        isPlain(name) && !SQLiteDialect.isKeyword(name) ? name : SqlText.quote(name)
     }
 
     /// Letters, digits and underscores, not starting with a digit (ASCII only).
@@ -538,8 +537,4 @@ enum SqlIdentifier {
         }
     }
 
-    /// An SQLite keyword (`order`, `group`, `index`, …), by SQLite's own list.
-    static func isKeyword(_ name: String) -> Bool {
-        name.withCString { sqlite3_keyword_check($0, Int32(strlen($0))) != 0 }
-    }
 }

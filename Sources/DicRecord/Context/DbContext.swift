@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import Logging
 import Synchronization
@@ -257,13 +256,13 @@ public final class DbContext: Sendable {
             try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         if options.readonly {
-            let (target, flags) = readonlyTarget()
-            let first = try openConnection(flags: flags, target: target)
+            let mode = readonlyMode()
+            let first = try openConnection(mode)
             return ConnectionPool(configName: configName, writer: nil, busyTimeout: options.busyTimeout,
                                   maxReaders: options.readerCount, firstReader: first,
-                                  makeReader: { [self] in try openConnection(flags: flags, target: target) })
+                                  makeReader: { [self] in try openConnection(mode) })
         }
-        let writer = try openConnection(flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
+        let writer = try openConnection(.readWrite)
         var useReaders = false
         if !isMemory {
             let mode = options.journalMode.rawValue
@@ -272,33 +271,23 @@ public final class DbContext: Sendable {
         }
         return ConnectionPool(configName: configName, writer: writer, busyTimeout: options.busyTimeout,
                               maxReaders: options.readerCount, firstReader: nil,
-                              makeReader: useReaders ? { [self] in try openConnection(flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX) } : nil)
+                              makeReader: useReaders ? { [self] in try openConnection(.readOnly) } : nil)
     }
 
-    /// What a readonly context opens. A WAL file needs its `-shm` file; in a folder nobody can
-    /// write to, where none exists, SQLite would fail to create one. No process can write such a
-    /// file (a writer would need the `-wal` file too), so it is opened as immutable: read as it is,
-    /// creating nothing next to it.
-    private func readonlyTarget() -> (target: String, flags: Int32) {
-        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+    /// How a readonly context opens its file. A WAL file needs its `-shm` file; in a folder nobody
+    /// can write to, where none exists, SQLite would fail to create one. No process can write such
+    /// a file (a writer would need the `-wal` file too), so it is opened as immutable: read as it
+    /// is, creating nothing next to it.
+    private func readonlyMode() -> Connection.OpenMode {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard !isMemory, access(folder, W_OK) != 0, !FileManager.default.fileExists(atPath: path + "-shm") else {
-            return (path, flags)
+            return .readOnly
         }
-        var escaped = ""
-        for character in path {
-            switch character {
-            case "%": escaped += "%25"
-            case "?": escaped += "%3f"
-            case "#": escaped += "%23"
-            default: escaped.append(character)
-            }
-        }
-        return ("file:\(escaped)?immutable=1", flags | SQLITE_OPEN_URI)
+        return .immutable
     }
 
-    private func openConnection(flags: Int32, target: String? = nil) throws -> Connection {
-        let connection = try Connection(path: target ?? path, displayPath: path, flags: flags, configName: configName, registry: converters, tracer: tracer,
+    private func openConnection(_ mode: Connection.OpenMode) throws -> Connection {
+        let connection = try Connection(path: path, mode: mode, configName: configName, registry: converters, tracer: tracer,
                                         busyTimeout: options.busyTimeout, statementCacheSize: options.statementCacheSize)
         connection.isSettingUp = true
         defer { connection.isSettingUp = false }

@@ -1,5 +1,4 @@
 import Foundation
-import CSQLite
 
 /// Raw SQL on one config (PSDb / JFinal's Db): `Db.main`, `Db.use("backup")`, and static
 /// shortcuts such as `Db.find(...)` that run on main.

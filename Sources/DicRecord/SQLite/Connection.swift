@@ -45,24 +45,44 @@ public final class Connection: @unchecked Sendable {
     /// read per statement; SQLite does not tell whether its busy handler waited.)
     private var statementStart = ContinuousClock.now
 
-    /// Opens `path` (a file name, or a `file:` URI with `SQLITE_OPEN_URI`); errors name
-    /// `displayPath`, the path the user gave, rather than the URI made of it.
-    init(path: String, displayPath: String? = nil, flags: Int32, configName: String, registry: Converters, tracer: SqlTracer,
+    /// How a connection opens its file.
+    enum OpenMode {
+        /// Read and write, creating the file if missing (a context's writer).
+        case readWrite
+        /// Read only; the file must exist (readers, readonly contexts).
+        case readOnly
+        /// Read only, as a file no process changes: SQLite takes no locks and creates no `-wal` or
+        /// `-shm` file next to it (a readonly context in a folder nobody may write to).
+        case immutable
+    }
+
+    /// Opens the database at `path` in `mode` (no mutex: the pool gives a connection to one
+    /// thread at a time). Errors name `path`, never the `file:` URI an immutable open uses.
+    init(path: String, mode: OpenMode, configName: String, registry: Converters, tracer: SqlTracer,
          busyTimeout: Double, statementCacheSize: Int) throws {
+        let target: String, flags: Int32
+        switch mode {
+        case .readWrite:
+            (target, flags) = (path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
+        case .readOnly:
+            (target, flags) = (path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX)
+        case .immutable:
+            (target, flags) = (Self.immutableURI(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI)
+        }
         var db: OpaquePointer?
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code = sqlite3_open_v2(target, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
             let error = DatabaseError(code: code, db: db, sql: nil, configName: configName)
             sqlite3_close_v2(db)
             throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
-                                message: "cannot open \(displayPath ?? path): \(error.message)", configName: configName)
+                                message: "cannot open \(path): \(error.message)", configName: configName)
         }
         // An unknown "double-quoted" name must be an error, never a string literal (a typo in a
         // quoted column name once compared two equal strings and deleted every row).
         let dqs = dicrecord_disable_double_quoted_strings(db)
         guard dqs == SQLITE_OK else {
             sqlite3_close_v2(db)
-            throw DatabaseError(resultCode: dqs, message: "cannot turn off double-quoted string literals on \(displayPath ?? path): \(String(cString: sqlite3_errstr(dqs)))",
+            throw DatabaseError(resultCode: dqs, message: "cannot turn off double-quoted string literals on \(path): \(String(cString: sqlite3_errstr(dqs)))",
                                 configName: configName)
         }
         sqliteHandle = db
@@ -77,6 +97,21 @@ public final class Connection: @unchecked Sendable {
 
     deinit {
         close()
+    }
+
+    /// `path` as a `file:` URI that opens it immutable (https://sqlite.org/uri.html): the
+    /// characters a URI reserves are escaped.
+    private static func immutableURI(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return "file:\(escaped)?immutable=1"
     }
 
     /// Ends the call that holds this connection, for a context that stops: the statement running
