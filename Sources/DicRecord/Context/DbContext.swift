@@ -53,7 +53,7 @@ public final class DbContext: Sendable {
 
     private struct Running: Sendable {
         let pool: ConnectionPool
-        let registry: ContextRegistry
+        let contexts: ContextRegistry
     }
 
     /// A context for the file at `path` (its folder is created at start unless readonly).
@@ -167,10 +167,10 @@ public final class DbContext: Sendable {
     private func runSchemaUpkeep(_ pool: ConnectionPool, models: [Model.Type], registered: [Model.Type] = [],
                                  migrations: [DatabaseMigration]) throws {
         guard !models.isEmpty || !migrations.isEmpty else { return }
-        let registry = ContextRegistry.active
+        let contexts = ContextRegistry.active
         try pool.write { connection in
             try SchemaUpkeep(connection: connection, converters: converters, configName: configName,
-                             db: Db(configName: configName, registry: registry))
+                             db: Db(configName: configName, contexts: contexts))
                 .run(models: models, registered: registered, migrations: migrations)
         }
     }
@@ -195,12 +195,12 @@ public final class DbContext: Sendable {
         guard !isStarted else {
             throw DicRecordError(.duplicateConfig, "config '\(configName)' is already started", configName: configName)
         }
-        let registry = ContextRegistry.active
-        try registry.add(self)
+        let contexts = ContextRegistry.active
+        try contexts.add(self)
         do {
             // Opened outside the lock: an onOpen hook may ask this context questions.
             let pool = try openPool()
-            running.withLock { $0 = Running(pool: pool, registry: registry) }
+            running.withLock { $0 = Running(pool: pool, contexts: contexts) }
             // Every registered model's schema work runs again here: earlier failures are forgotten.
             let declared = schema.withLock { declarations in
                 declarations.failures = [:]
@@ -213,7 +213,7 @@ public final class DbContext: Sendable {
                 throw error
             }
         } catch {
-            registry.remove(self)
+            contexts.remove(self)
             throw error
         }
     }
@@ -238,7 +238,7 @@ public final class DbContext: Sendable {
             return running
         }
         guard let stopped else { return }
-        stopped.registry.remove(self)
+        stopped.contexts.remove(self)
         stopped.pool.close()
     }
 

@@ -21,32 +21,32 @@ public struct Db: Sendable {
     /// Db.use("backup").configName   // "backup"
     /// ```
     public let configName: String?
-    private let registry: ContextRegistry
+    private let contexts: ContextRegistry
 
     /// A context already looked up (by a model or dao), so that its calls skip the registry.
     private let known: DbContext?
 
-    init(configName: String?, registry: ContextRegistry) {
+    init(configName: String?, contexts: ContextRegistry) {
         self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
-        self.registry = registry
+        self.contexts = contexts
         self.known = nil
     }
 
-    init(context: DbContext, registry: ContextRegistry) {
+    init(context: DbContext, contexts: ContextRegistry) {
         self.configName = context.configName
-        self.registry = registry
+        self.contexts = contexts
         self.known = context
     }
 
     /// This handle with its context looked up once: a transaction hands it to its body, whose
     /// calls then skip the registry (the transaction holds that context's connection anyway).
     func bound(to context: DbContext) -> Db {
-        Db(configName: configName, registry: registry, known: context)
+        Db(configName: configName, contexts: contexts, known: context)
     }
 
-    private init(configName: String?, registry: ContextRegistry, known: DbContext) {
+    private init(configName: String?, contexts: ContextRegistry, known: DbContext) {
         self.configName = configName
-        self.registry = registry
+        self.contexts = contexts
         self.known = known
     }
 
@@ -55,7 +55,7 @@ public struct Db: Sendable {
     /// ```swift
     /// let students = try Db.main.find("select * from student")
     /// ```
-    public static var main: Db { Db(configName: nil, registry: .active) }
+    public static var main: Db { Db(configName: nil, contexts: .active) }
 
     /// The handle of config `configName` (nil or "" means main). An unknown name throws at
     /// first use, listing the known names.
@@ -63,7 +63,7 @@ public struct Db: Sendable {
     /// let teachers = try Db.use("backup").findAll("teacher")
     /// ```
     public static func use(_ configName: String?) -> Db {
-        Db(configName: configName, registry: .active)
+        Db(configName: configName, contexts: .active)
     }
 
     /// The handle of config `configName` (nil or "" means main), looked up in the same registry as this handle.
@@ -71,7 +71,7 @@ public struct Db: Sendable {
     /// let backup = Db.main.use("backup")
     /// ```
     public func use(_ configName: String?) -> Db {
-        Db(configName: configName, registry: registry)
+        Db(configName: configName, contexts: contexts)
     }
 
     /// The context behind this handle; throws when its config is not started.
@@ -80,7 +80,7 @@ public struct Db: Sendable {
     /// context.showSql = true
     /// ```
     public func context() throws -> DbContext {
-        try known ?? registry.context(named: configName)
+        try known ?? contexts.context(named: configName)
     }
 
     func reading<T>(_ body: (Connection) throws -> T) throws -> T {

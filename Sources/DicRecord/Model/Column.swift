@@ -184,7 +184,7 @@ final class ColumnInfo: Sendable {
     }
 
     static func make<Value>(name: String, type: Value.Type, initialValue: Value) -> ColumnInfo {
-        let optional = Value.self as? any ModelOptional.Type
+        let optional = Value.self as? any OptionalProtocol.Type
         let wrapped = optional?.wrappedType ?? Value.self
         let json = Converters.shared.converter(for: wrapped) == nil
             ? (wrapped as? any Codable.Type).map { JSONCodec($0) } : nil
@@ -254,11 +254,3 @@ private struct JSONCoder<C: Codable>: JSONCoding {
     func decode(_ raw: DatabaseValue) throws -> Any { try converter.decode(raw) }
 }
 
-/// Lets the schema see the wrapped type of an Optional property.
-protocol ModelOptional {
-    static var wrappedType: Any.Type { get }
-}
-
-extension Optional: ModelOptional {
-    static var wrappedType: Any.Type { Wrapped.self }
-}

@@ -251,7 +251,7 @@ public struct Dao<M: Model>: Sendable {
         if let error = schema.declarationError { throw error }
         let registry = ContextRegistry.active
         let context = try registry.context(forModel: M.self, named: configName)
-        return (Db(context: context, registry: registry), schema)
+        return (Db(context: context, contexts: registry), schema)
     }
 
     /// A one-value key method on a model with a composite key would match on its first column only.

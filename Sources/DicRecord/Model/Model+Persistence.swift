@@ -133,7 +133,7 @@ extension Model {
         if let error = schema.declarationError { throw error }
         let registry = ContextRegistry.active
         let context = try registry.context(forModel: type(of: self), named: boundConfig)
-        return (Db(context: context, registry: registry), schema)
+        return (Db(context: context, contexts: registry), schema)
     }
 
     /// Brings untyped values to their declared types (or refuses them), fills in the initial value

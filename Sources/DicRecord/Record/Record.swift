@@ -423,7 +423,7 @@ public final class Record: Sendable {
         guard let snapshot = lock.withLock({ _ in layout.position(of: column).map { slot(at: $0) } }) else { return nil }
         if let cached = snapshot.cached { return cached }
         guard snapshot.raw != .null, let value = try? decode(snapshot.raw) else { return nil }
-        keep(value, at: snapshot.index, ifStill: snapshot.raw)
+        cacheConversion(value, at: snapshot.index, ifStill: snapshot.raw)
         return value
     }
 
@@ -512,7 +512,7 @@ public final class Record: Sendable {
             // The common case first: a converter for exactly `T` (no Optional to look through).
             if slot.raw != .null, let decoded = try slot.registry.decodeRegistered(slot.raw, as: T.self) {
                 if slot.cached == nil, !slot.registry.isCheap(T.self) {
-                    keep(decoded, at: slot.index, ifStill: slot.raw)
+                    cacheConversion(decoded, at: slot.index, ifStill: slot.raw)
                 }
                 return decoded
             }
@@ -540,7 +540,7 @@ public final class Record: Sendable {
         let unwrapped: Any?
         if let optional = value as? any OptionalProtocol { unwrapped = optional.unwrapped } else { unwrapped = value }
         guard let unwrapped else { return }
-        keep(unwrapped, at: index, ifStill: raw)
+        cacheConversion(unwrapped, at: index, ifStill: raw)
     }
 
     /// A URL read without the registry (the caller checked `fastPathAllowed`), as `URLConverter`
@@ -558,12 +558,12 @@ public final class Record: Sendable {
             if let kept { return kept as? URL }
         }
         guard !text.isEmpty, let url = URL(string: text) else { return nil }
-        keep(url, at: index, ifStill: stored)
+        cacheConversion(url, at: index, ifStill: stored)
         return url
     }
 
-    /// Keeps a converted value unless the column changed meanwhile or already holds one.
-    private func keep(_ unwrapped: Any, at index: Int, ifStill raw: DatabaseValue) {
+    /// Caches a converted value (read again without converting) unless the column changed meanwhile or already holds one.
+    private func cacheConversion(_ unwrapped: Any, at index: Int, ifStill raw: DatabaseValue) {
         lock.withLock { _ in
             // An unwritten record's values never change: only a written one needs the comparison.
             guard !isMutated || (values.indices.contains(index) && values[index] == raw),
@@ -683,7 +683,7 @@ public final class Record: Sendable {
 
     /// Keeps the bytes of the reloaded values' non-UTF-8 TEXT (after `reload`, same caller guarantee).
     func reloaded(invalidTexts: [Int: Data]) {
-        baseValues.keep(invalidTexts: invalidTexts)
+        baseValues.setInvalidTexts(invalidTexts)
     }
 
     /// The registry typed reads use.
@@ -703,11 +703,15 @@ extension Record {
     }
 }
 
-/// Lets `Record.set` keep the wrapped value of an Optional passed as `Any?`.
+/// Lets this module see through an `Optional` it only has as `Any` or as a metatype: the value
+/// it wraps (`Record.set` keeps that) and the type it wraps (a model's schema declares that).
+/// (DicRecordConverters has its own, `OptionalMarker`: a module's internal protocol is its own.)
 protocol OptionalProtocol {
     var unwrapped: Any? { get }
+    static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalProtocol {
     var unwrapped: Any? { self.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 } }
+    static var wrappedType: Any.Type { Wrapped.self }
 }

@@ -123,7 +123,7 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// Overwrites the values in place when they are this view's alone (as `Db.each` refills its
     /// record); otherwise gives the view new storage.
-    /// The bytes of non-UTF-8 TEXT of the old values are dropped (`keep(invalidTexts:)` sets the new ones).
+    /// The bytes of non-UTF-8 TEXT of the old values are dropped (`setInvalidTexts(_:)` sets the new ones).
     @inline(__always)
     mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue) {
         if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == count {
@@ -139,7 +139,7 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// Sets the bytes of the values' non-UTF-8 TEXT, by position, on storage of this view's own
     /// (a refilled record's, see `overwrite`).
-    func keep(invalidTexts: [Int: Data]) {
+    func setInvalidTexts(_ invalidTexts: [Int: Data]) {
         precondition(storage.isArray && start == 0, "invalid texts are kept on a view's own storage")
         storage.invalidTexts = invalidTexts
     }
