@@ -1,6 +1,6 @@
 import Foundation
 
-/// One object of a JSON array, read by ``rows(json:)``: its members in file order, each as the
+/// One object of a JSON array, read by ``JSONRow/rows(json:)``: its members in file order, each as the
 /// value SQLite would store, and the line the object starts on (for messages about the row).
 /// ```swift
 /// let rows = try JSONRow.rows(json: Data(#"[{"id": 1, "score": 1.0}]"#.utf8))
