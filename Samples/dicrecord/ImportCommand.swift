@@ -96,8 +96,13 @@ struct ImportCommand: ParsableCommand {
         _ = try db.update("create table \(Database.quote(table)) (\(columns.map(Database.quote).joined(separator: ", ")))")
     }
 
+    /// The library's reader of what `export` writes (exact numbers, `{"base64": …}` blobs).
     private func jsonRows(_ data: Data, name: String) throws -> [ImportRow] {
-        try JSONReader.rows(data, name: name).map { ImportRow(columns: $0.columns, values: $0.values, line: $0.line) }
+        do {
+            return try JSONRow.rows(json: data).map { ImportRow(columns: $0.columns, values: $0.values, line: $0.line) }
+        } catch let error as DicRecordError where error.kind == .invalidJSON {
+            throw ToolError("\(name): \(error.message)")
+        }
     }
 
     private func csvRows(_ data: Data, name: String) throws -> [ImportRow] {

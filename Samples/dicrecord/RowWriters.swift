@@ -20,9 +20,9 @@ final class JSONRowWriter: RowWriter {
         out.write(rows == 0 ? "[{" : ",\n{")
         for (i, value) in row.enumerated() {
             if i > 0 { out.write(",") }
-            out.write(JSONText.string(columns[i]))
+            out.write(JSONOutput.string(columns[i]))
             out.write(":")
-            out.write(JSONText.value(value))
+            out.write(JSONOutput.value(value))
         }
         out.write("}")
         rows += 1
@@ -34,7 +34,9 @@ final class JSONRowWriter: RowWriter {
     }
 }
 
-enum JSONText {
+/// The JSON form of stored values for `JSONRowWriter` (`JSONRow.rows(json:)` in the library reads
+/// it back). Not the library's internal `JSONText`, which writes a record's converted values.
+enum JSONOutput {
     /// A JSON value for one SQLite value.
     static func value(_ value: DatabaseValue) -> String {
         switch value {

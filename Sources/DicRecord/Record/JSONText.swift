@@ -1,6 +1,8 @@
 import Foundation
 
 /// A small JSON reader and writer that keeps the order of object keys (Foundation's does not).
+/// The package's one JSON parser: `Record(json:)` reads one object with it, `JSONRow.rows(json:)`
+/// an array of objects as stored values (and the `dicrecord` tool's `import` reads through that).
 enum JSONText {
     static func appendString(_ s: String, to out: inout String) {
         out += "\""
@@ -79,14 +81,59 @@ enum JSONText {
         return members
     }
 
+    /// The objects of a top-level JSON array as rows of stored values (see `JSONRow.rows(json:)`).
+    /// A leading UTF-8 byte order mark is skipped; byte positions in errors count it.
+    static func parseRows(_ bytes: [UInt8]) throws -> [JSONRow] {
+        var parser = Parser(bytes: bytes, allowsInfinity: true)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
+        parser.skipSpace()
+        guard parser.peek() == UInt8(ascii: "[") else { throw parser.error("expected an array of objects") }
+        parser.index += 1
+        var rows: [JSONRow] = []
+        // Lines are counted as the rows go, so that numbering every row stays linear.
+        var line = 1, countedTo = 0
+        parser.skipSpace()
+        if parser.peek() == UInt8(ascii: "]") {
+            parser.index += 1
+        } else {
+            while true {
+                parser.skipSpace()
+                guard parser.peek() == UInt8(ascii: "{") else { throw parser.error("each element of the array must be an object") }
+                line += bytes[countedTo..<parser.index].count { $0 == 0x0A }
+                countedTo = parser.index
+                rows.append(try parser.row(line: line))
+                parser.skipSpace()
+                if parser.peek() == UInt8(ascii: ",") { parser.index += 1; continue }
+                guard parser.peek() == UInt8(ascii: "]") else { throw parser.error("expected ',' or ']' after an object") }
+                parser.index += 1
+                break
+            }
+        }
+        parser.skipSpace()
+        guard parser.index == parser.bytes.count else { throw parser.error("unexpected text after the array") }
+        return rows
+    }
+
     struct Parser {
         let bytes: [UInt8]
         var index = 0
+        /// Whether a number too large for a double reads as an infinity (as `sqlite3 -json` writes
+        /// one: `1e999`) rather than throwing; a record's JSON could not write it back.
+        var allowsInfinity = false
+
+        init(bytes: [UInt8], allowsInfinity: Bool = false) {
+            self.bytes = bytes
+            self.allowsInfinity = allowsInfinity
+        }
 
         func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
+        /// The position as a byte offset, and its line too past the first (a raw newline can only
+        /// be white space: inside a string it must be escaped).
         func error(_ what: String) -> DicRecordError {
-            DicRecordError(.invalidJSON, "invalid JSON at byte \(index): \(what)")
+            let line = 1 + bytes[..<min(index, bytes.count)].count { $0 == 0x0A }
+            let position = line > 1 ? "line \(line) (byte \(index))" : "byte \(index)"
+            return DicRecordError(.invalidJSON, "invalid JSON at \(position): \(what)")
         }
 
         mutating func skipSpace() {
@@ -116,13 +163,82 @@ enum JSONText {
             case UInt8(ascii: "t"): if literal("true") { return true }
             case UInt8(ascii: "f"): if literal("false") { return false }
             case UInt8(ascii: "n"): if literal("null") { return nil }
+            default:
+                switch try number() {
+                case .integer(let integer): return integer
+                case .real(let real): return real
+                default: preconditionFailure("number() returns an integer or a real")
+                }
+            }
+            throw error("unknown literal")
+        }
+
+        /// One object at `index` as a row: its members in order, each as the value SQLite stores.
+        mutating func row(line: Int) throws -> JSONRow {
+            try expect("{")
+            var row = JSONRow(columns: [], values: [], line: line)
+            skipSpace()
+            if peek() == UInt8(ascii: "}") { index += 1; return row }
+            while true {
+                skipSpace()
+                guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+                row.columns.append(try string())
+                skipSpace()
+                try expect(":")
+                skipSpace()
+                row.values.append(try storedValue())
+                skipSpace()
+                if peek() == UInt8(ascii: ",") { index += 1; continue }
+                guard peek() == UInt8(ascii: "}") else { throw error("expected ',' or '}' in an object") }
+                index += 1
+                return row
+            }
+        }
+
+        /// A member value as the value to store: `true`/`false` as 1/0, `{"base64": "…"}` as a
+        /// BLOB, any other object or array as its JSON text.
+        mutating func storedValue() throws -> DatabaseValue {
+            switch peek() {
+            case UInt8(ascii: "\""): return .text(try string())
+            case UInt8(ascii: "{"):
+                let start = index
+                if let blob = try blobObject() { return .blob(blob) }
+                index = start
+                try skipValue()
+                return .text(String(decoding: bytes[start..<index], as: UTF8.self))
+            case UInt8(ascii: "["):
+                let start = index
+                try skipValue()
+                return .text(String(decoding: bytes[start..<index], as: UTF8.self))
+            case UInt8(ascii: "t"): if literal("true") { return .integer(1) }
+            case UInt8(ascii: "f"): if literal("false") { return .integer(0) }
+            case UInt8(ascii: "n"): if literal("null") { return .null }
+            case nil: throw error("expected a value")
             default: return try number()
             }
             throw error("unknown literal")
         }
 
+        /// `{"base64": "…"}` as its bytes; nil (and `index` anywhere) when the object is anything else.
+        mutating func blobObject() throws -> Data? {
+            index += 1
+            skipSpace()
+            guard peek() == UInt8(ascii: "\""), try string() == "base64" else { return nil }
+            skipSpace()
+            guard peek() == UInt8(ascii: ":") else { return nil }
+            index += 1
+            skipSpace()
+            guard peek() == UInt8(ascii: "\"") else { return nil }
+            let encoded = try string()
+            skipSpace()
+            guard peek() == UInt8(ascii: "}") else { return nil }
+            index += 1
+            guard let data = Data(base64Encoded: encoded) else { throw error("invalid base64 in a blob object") }
+            return data
+        }
+
         /// A number in JSON's grammar: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-        mutating func number() throws -> any Sendable {
+        mutating func number() throws -> DatabaseValue {
             let start = index
             func digits() -> Int {
                 let from = index
@@ -149,9 +265,10 @@ enum JSONText {
                 guard digits() > 0 else { throw error("expected digits in the exponent") }
             }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
-            if isInteger, let integer = Int64(text) { return integer }
-            guard let real = Double(text), real.isFinite else { throw error("number out of range") }
-            return real
+            // A too-large integer becomes REAL, as SQLite itself does with such a literal.
+            if isInteger, let integer = Int64(text) { return .integer(integer) }
+            guard let real = Double(text), real.isFinite || allowsInfinity else { throw error("number out of range") }
+            return .real(real)
         }
 
         /// Checks one value of any kind (for nested containers kept as text).
