@@ -195,20 +195,3 @@ public struct Db: Sendable {
         try writing { try $0.run(sql, arguments) }
     }
 }
-
-extension Statement {
-    /// The current row's values in column order (with the bytes of TEXT that is not UTF-8).
-    /// Written straight into the new buffer: no capacity or uniqueness check per value.
-    @inline(__always)
-    func rowValues() -> RowValues {
-        let count = columnCount
-        let values = ContiguousArray<DatabaseValue>(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
-            guard let base = buffer.baseAddress else { return }
-            for i in 0..<count { (base + Int(i)).initialize(to: value(at: i)) }
-            initialized = Int(count)
-        }
-        let row = RowValues(values)
-        if let invalidTexts = takeInvalidTexts() { row.storage.invalidTexts = invalidTexts }
-        return row
-    }
-}

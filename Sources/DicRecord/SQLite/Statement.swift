@@ -30,9 +30,9 @@ final class Statement {
     let parameterCount: Int32
     var inUse = false
     var lastUsed: UInt64 = 0
-    /// The column layout shared by every record this statement produces, rebuilt when SQLite re-prepares.
-    private var layout: RowLayout?
-    private var layoutReprepareCount: Int32 = 0
+    /// What the layer above made of this statement's result columns (the row layout its records
+    /// share), with SQLite's re-prepare count when it was made: stale once SQLite re-prepares.
+    private var resultShape: (shape: AnyObject, reprepares: Int32)?
     /// The stored bytes of non-UTF-8 TEXT values decoded since they were last taken, by column
     /// (see `decode`); nil when there is none. Read once per row: the runtime's exclusivity
     /// check would cost more than the read (a statement has one user at a time, see `inUse`).
@@ -55,24 +55,49 @@ final class Statement {
     /// True when the statement cannot write (SQLite's own judgement).
     var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
-    /// The layout for the current result columns; computed once and shared by all rows. It
-    /// carries this statement's SQL and the connection's config and logger for the warning of a
-    /// typed read that misses.
-    func rowLayout(_ connection: Connection) -> RowLayout {
-        let registry = connection.registry
-        let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
-        if let layout, reprepares == layoutReprepareCount, layout.registry === registry { return layout }
+    /// The names of the result columns, as SQLite gives them (`column1`… for a missing one).
+    func columnNames() -> [String] {
         let count = sqlite3_column_count(handle)
         var names: [String] = []
         names.reserveCapacity(Int(count))
         for i in 0..<count {
             names.append(sqlite3_column_name(handle, i).map { String(cString: $0) } ?? "column\(i + 1)")
         }
-        let origin = ReadOrigin(sql: sql, configName: connection.configName, reporter: connection.tracer.reads)
-        let made = RowLayout(names: names, registry: registry, origin: origin)
-        layout = made
-        layoutReprepareCount = reprepares
+        return names
+    }
+
+    /// The `T` the caller keeps for this statement's result columns: the one made before while
+    /// SQLite has not re-prepared the statement (its columns may differ after) and `isCurrent`
+    /// accepts it, otherwise a new one from `make`.
+    func resultShape<T: AnyObject>(_ isCurrent: (T) -> Bool, make: () -> T) -> T {
+        let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let kept = resultShape, kept.reprepares == reprepares, let shape = kept.shape as? T, isCurrent(shape) { return shape }
+        let made = make()
+        resultShape = (made, reprepares)
         return made
+    }
+
+    /// One value of the current row, as `find`'s compact blocks store it: numbers and NULL as
+    /// they are, TEXT and BLOB decoded (see `decode`) with the byte count SQLite holds for them.
+    enum CompactValue {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case object(DatabaseValue, bytes: Int)
+    }
+
+    /// The current row's value at `index` for a compact block: one `sqlite3_column_value`, then
+    /// the value readers, as `value(at:)`.
+    @inline(__always)
+    func compactValue(at index: Int32) -> CompactValue {
+        guard let value = sqlite3_column_value(handle, index) else { return .null }
+        let type = sqlite3_value_type(value)
+        switch type {
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+        case SQLITE_NULL: return .null
+        default: return .object(decode(value, type: type, column: Int(index)), bytes: Int(sqlite3_value_bytes(value)))
+        }
     }
 
     /// The current row's value at `index`, copied out of SQLite (text keeps embedded NULs).

@@ -1,11 +1,37 @@
-import CSQLite
 import Foundation
 
-// Reading a result into records: the one loop of `find` that reads every value of every row,
-// straight from SQLite's values into the compact blocks of `RowStorage` (see RowValues.swift).
-// It lives in the SQLite layer because it calls SQLite's value readers.
+// Reading a statement's result into records: the layout the rows share, one row's values
+// (findFirst, each), and `find`'s loop that reads every value of every row into the compact
+// blocks of `RowStorage`. The SQLite layer hands values over; this file decides how records
+// hold them.
 
 extension Statement {
+    /// The layout for the current result columns; made once per statement (again after SQLite
+    /// re-prepares it) and shared by all its rows. It carries the statement's SQL, the config and
+    /// the logger, for the warning of a typed read that misses.
+    func rowLayout(_ connection: Connection) -> RowLayout {
+        let registry = connection.registry
+        return resultShape({ (layout: RowLayout) in layout.registry === registry }) {
+            let origin = ReadOrigin(sql: sql, configName: connection.configName, reporter: connection.tracer.reads)
+            return RowLayout(names: columnNames(), registry: registry, origin: origin)
+        }
+    }
+
+    /// The current row's values in column order (with the bytes of TEXT that is not UTF-8).
+    /// Written straight into the new buffer: no capacity or uniqueness check per value.
+    @inline(__always)
+    func rowValues() -> RowValues {
+        let count = columnCount
+        let values = ContiguousArray<DatabaseValue>(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            for i in 0..<count { (base + Int(i)).initialize(to: value(at: i)) }
+            initialized = Int(count)
+        }
+        let row = RowValues(values)
+        if let invalidTexts = takeInvalidTexts() { row.storage.invalidTexts = invalidTexts }
+        return row
+    }
+
     /// The current row and every remaining one, as records sharing compact blocks. The caller
     /// has stepped to the first row; `check` runs before each row (cancellation).
     func records(layout: RowLayout, arguments: Arguments, connection: Connection,
@@ -42,29 +68,21 @@ extension Statement {
                     while hasRow && rows < rowsPerBlock && objectBytes <= RowStorage.blockObjectBytes {
                         try check()
                         for i in 0..<Int32(columns) {
-                            guard let value = sqlite3_column_value(handle, i) else {
-                                tagBuffer[tagCount] = .null
-                                payloadBuffer[payloadCount] = 0
-                                tagCount += 1
-                                payloadCount += 1
-                                continue
-                            }
-                            let type = sqlite3_value_type(value)
-                            switch type {
-                            case SQLITE_INTEGER:
+                            switch compactValue(at: i) {
+                            case .integer(let v):
                                 tagBuffer[tagCount] = .integer
-                                payloadBuffer[payloadCount] = UInt64(bitPattern: sqlite3_value_int64(value))
-                            case SQLITE_FLOAT:
+                                payloadBuffer[payloadCount] = UInt64(bitPattern: v)
+                            case .real(let v):
                                 tagBuffer[tagCount] = .real
-                                payloadBuffer[payloadCount] = sqlite3_value_double(value).bitPattern
-                            case SQLITE_NULL:
+                                payloadBuffer[payloadCount] = v.bitPattern
+                            case .null:
                                 tagBuffer[tagCount] = .null
                                 payloadBuffer[payloadCount] = 0
-                            default:
+                            case .object(let value, let bytes):
                                 tagBuffer[tagCount] = .object
                                 payloadBuffer[payloadCount] = UInt64(objects.count)
-                                objects.append(decode(value, type: type, column: Int(i)))
-                                objectBytes += Int(sqlite3_value_bytes(value))
+                                objects.append(value)
+                                objectBytes += bytes
                             }
                             tagCount += 1
                             payloadCount += 1
