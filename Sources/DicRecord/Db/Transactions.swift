@@ -1,4 +1,4 @@
-// The transactions of `Db`, sync and async: BEGIN IMMEDIATE or a SAVEPOINT, then
+// The transactions of `Db`, sync and async, written once: BEGIN IMMEDIATE or a SAVEPOINT, then
 // COMMIT or RELEASE, or a rollback that also takes back what the saves inside it changed in their
 // records (`RollbackUndo`). The public `tx`/`transaction` are declared (and documented) in
 // Db+API.swift, Db+Static.swift, Db+Async.swift and Db+StaticAsync.swift and land here; batches
@@ -11,42 +11,16 @@ extension Db {
     /// SAVEPOINT when nested. Commits when `commit(result)` is true, rolls back otherwise or on a throw.
     func inTransaction<T>(_ connection: Connection, _ body: () throws -> T, commit: (T) -> Bool) throws -> T {
         let depth = connection.transactionDepth
-        let savepoint = "dicrecord_savepoint_\(depth)"
-        _ = try connection.run(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)", .none)
-        connection.transactionDepth += 1
+        try begin(connection, depth: depth, outermost: depth == 0)
         let result: T
         do {
             result = try body()
         } catch {
-            connection.transactionDepth = depth
-            rollback(connection, depth: depth, savepoint: savepoint)
+            abandon(connection, depth: depth)
             throw error
         }
-        connection.transactionDepth = depth
-        guard commit(result) else {
-            rollback(connection, depth: depth, savepoint: savepoint)
-            return result
-        }
-        do {
-            _ = try connection.run(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)", .none)
-        } catch {
-            rollback(connection, depth: depth, savepoint: savepoint)
-            throw error
-        }
-        connection.keepSaves(committedAt: depth)
+        try end(connection, depth: depth, outermost: depth == 0, commits: commit(result))
         return result
-    }
-
-    func rollback(_ connection: Connection, depth: Int, savepoint: String) {
-        connection.undoSaves(rolledBackAt: depth)
-        // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
-        guard connection.isInTransaction else { return }
-        if depth == 0 {
-            try? connection.runRollback("ROLLBACK")
-        } else {
-            try? connection.runRollback("ROLLBACK TO \(savepoint)")
-            try? connection.runRollback("RELEASE \(savepoint)")
-        }
     }
 
     func runTx(_ body: (Db) throws -> Bool) throws -> Bool {
@@ -89,27 +63,17 @@ extension Db {
                 pool.returnWriter()
             }
             let scope = enclosing + [lease]
-            try control(lease) { _ = try connection.run("BEGIN IMMEDIATE", .none); connection.transactionDepth = 1 }
+            try control(lease) { try begin(connection, depth: 0, outermost: true) }
             let result: T
             do {
                 let db = bound(to: context)
                 result = try await AsyncScope.$transactions.withValue(scope) { try await body(db) }
             } catch {
-                try? control(lease) { connection.transactionDepth = 0; rollback(connection, depth: 0, savepoint: "") }
+                try? control(lease) { abandon(connection, depth: 0) }
                 throw error
             }
             let commits = commit(result)
-            try control(lease) {
-                connection.transactionDepth = 0
-                guard commits else { return rollback(connection, depth: 0, savepoint: "") }
-                do {
-                    _ = try connection.run("COMMIT", .none)
-                } catch {
-                    rollback(connection, depth: 0, savepoint: "")
-                    throw error
-                }
-                connection.keepSaves(committedAt: 0)
-            }
+            try control(lease) { try end(connection, depth: 0, outermost: true, commits: commits) }
             return result
         }
     }
@@ -127,14 +91,12 @@ extension Db {
         let inside = AsyncScope.nesting + [token]
         let depth = try control(lease) { () -> Int in
             let depth = connection.transactionDepth
-            _ = try connection.run("SAVEPOINT dicrecord_savepoint_\(depth)", .none)
-            connection.transactionDepth = depth + 1
+            try begin(connection, depth: depth, outermost: false)
             return depth
         }
         // While the savepoint is open, only this transaction's own calls use the connection.
         lease.beginNested(token)
         defer { lease.endNested(token) }
-        let savepoint = "dicrecord_savepoint_\(depth)"
         let result: T
         do {
             result = try await AsyncScope.$transactions.withValue(enclosing + [lease]) {
@@ -142,23 +104,13 @@ extension Db {
             }
         } catch {
             try? AsyncScope.$nesting.withValue(inside) {
-                try control(lease) { connection.transactionDepth = depth; rollback(connection, depth: depth, savepoint: savepoint) }
+                try control(lease) { abandon(connection, depth: depth) }
             }
             throw error
         }
         let commits = commit(result)
         try AsyncScope.$nesting.withValue(inside) {
-            try control(lease) {
-                connection.transactionDepth = depth
-                guard commits else { return rollback(connection, depth: depth, savepoint: savepoint) }
-                do {
-                    _ = try connection.run("RELEASE \(savepoint)", .none)
-                } catch {
-                    rollback(connection, depth: depth, savepoint: savepoint)
-                    throw error
-                }
-                connection.keepSaves(committedAt: depth)
-            }
+            try control(lease) { try end(connection, depth: depth, outermost: false, commits: commits) }
         }
         return result
     }
@@ -170,6 +122,53 @@ extension Db {
             throw DicRecordError(.misuse, "the transaction on config '\(lease.configName)' has already ended", configName: lease.configName)
         }
         return result
+    }
+
+    // MARK: The statements of both
+
+    /// The savepoint of the transaction begun at `depth` (nested: `depth` > 0).
+    private func savepoint(at depth: Int) -> String {
+        "dicrecord_savepoint_\(depth)"
+    }
+
+    /// Begins the transaction at `depth` (its body runs at `depth + 1`): BEGIN IMMEDIATE when
+    /// `outermost`, else a SAVEPOINT.
+    private func begin(_ connection: Connection, depth: Int, outermost: Bool) throws {
+        _ = try connection.run(outermost ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint(at: depth))", .none)
+        connection.transactionDepth = depth + 1
+    }
+
+    /// Ends the transaction at `depth` whose body returned: COMMIT (RELEASE when not `outermost`)
+    /// when `commits`, else a rollback. A COMMIT that fails rolls back and throws.
+    private func end(_ connection: Connection, depth: Int, outermost: Bool, commits: Bool) throws {
+        connection.transactionDepth = depth
+        guard commits else { return rollback(connection, depth: depth) }
+        do {
+            _ = try connection.run(outermost ? "COMMIT" : "RELEASE \(savepoint(at: depth))", .none)
+        } catch {
+            rollback(connection, depth: depth)
+            throw error
+        }
+        connection.keepSaves(committedAt: depth)
+    }
+
+    /// Ends the transaction at `depth` whose body threw: a rollback.
+    private func abandon(_ connection: Connection, depth: Int) {
+        connection.transactionDepth = depth
+        rollback(connection, depth: depth)
+    }
+
+    private func rollback(_ connection: Connection, depth: Int) {
+        connection.undoSaves(rolledBackAt: depth)
+        // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
+        guard connection.isInTransaction else { return }
+        if depth == 0 {
+            try? connection.runRollback("ROLLBACK")
+        } else {
+            let name = savepoint(at: depth)
+            try? connection.runRollback("ROLLBACK TO \(name)")
+            try? connection.runRollback("RELEASE \(name)")
+        }
     }
 }
 
