@@ -245,9 +245,11 @@ public struct Dao<M: Model>: Sendable {
 
     // MARK: Internals shared with models and relations
 
-    /// The Db handle and schema for this dao, or why there is none.
-    func target() throws -> (db: Db, schema: ModelSchema) {
-        let schema = ModelSchema.of(M.self)
+    /// The Db handle and schema for this dao, or why there is none: the one rule for where a
+    /// model's work runs (a model writes through its dao's: `Model.persistenceTarget`). `known`
+    /// is the model's schema when the caller holds it already.
+    func target(schema known: ModelSchema? = nil) throws -> (db: Db, schema: ModelSchema) {
+        let schema = known ?? ModelSchema.of(M.self)
         if let error = schema.declarationError { throw error }
         let registry = ContextRegistry.active
         let context = try registry.context(forModel: M.self, named: configName)
