@@ -1,57 +1,12 @@
 import Foundation
 
-/// The task executor of the async API: the jobs of tasks that prefer it run on `BlockingPool`
-/// threads, where a call may block (waiting for the writer, in SQLite's busy handler, on a long
-/// statement) without holding up Swift's cooperative pool.
-final class PoolExecutor: TaskExecutor {
-    static let shared = PoolExecutor()
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        BlockingPool.shared.run { job.runSynchronously(on: PoolExecutor.shared.asUnownedTaskExecutor()) }
-    }
-}
-
-extension BlockingPool {
-    /// Runs `work` for the calling task on a pool thread (a hop only when the task is not on one
-    /// already), inside the task's async transactions; long reads stop between rows once the task
-    /// is cancelled.
-    static func performForTask<T>(_ work: () throws -> T) async throws -> sending T {
-        try Task.checkCancellation()
-        if ThreadLeases.current.isPoolThread { return try await inline(work) }
-        let result = try await withTaskExecutorPreference(PoolExecutor.shared) { Handover(value: try await inline(work)) }
-        return result.value
-    }
-
-    /// Runs `work` right here, on the pool thread the task runs on.
-    private static func inline<T>(_ work: () throws -> T) async throws -> sending T {
-        let flag = CancellationFlag()
-        let result: Handover<T> = try await withTaskCancellationHandler {
-            let leases = ThreadLeases.current
-            let outer = leases.cancellation
-            leases.cancellation = flag
-            defer { leases.cancellation = outer }
-            return Handover(value: try work())
-        } onCancel: {
-            flag.cancel()
-        }
-        return result.value
-    }
-}
-
-/// A value handed from the code that made it to the task that awaits it, which alone uses it
-/// afterwards (models are not `Sendable`, but one fetched for a task belongs to that task).
-struct Handover<T>: @unchecked Sendable {
-    let value: T
-}
-
 // The async API: every method of `Db+API.swift` has a twin that runs off the caller's thread (on
 // threads of its own, never blocking Swift's cooperative pool) and returns Sendable results.
 //
 // Inside `try await db.tx { db in … }`, every call the task makes on that config (async or not,
 // from the closure, from its child tasks, or nested in other library calls) joins the transaction.
 // Long reads (`find`, `each`, `query`, `paginate`) stop between rows when the task is cancelled and
-// throw `CancellationError`.
+// throw `CancellationError`. What a transaction does is in Transactions.swift.
 extension Db {
     /// Runs `work` with this handle on a pool thread, inside the calling task's async transactions.
     func runAsync<T>(_ work: (Db) throws -> T) async throws -> sending T {
@@ -94,111 +49,6 @@ extension Db {
     /// ```
     public func execute<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync { try $0.writing(body) }
-    }
-
-    func runAsyncTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
-        // The whole transaction, body included, runs on pool threads: the calls in it run inline,
-        // with no hop per call, and waiting for the writer blocks no cooperative thread.
-        try await withTaskExecutorPreference(PoolExecutor.shared) {
-            let context = try self.context()
-            let pool = try context.pool()
-            let poolID = ObjectIdentifier(pool)
-            let enclosing = AsyncScope.transactions
-            if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
-                return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
-            }
-            try Task.checkCancellation()
-            let connection = try pool.leaseWriter()
-            let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
-                                         busyTimeout: pool.busyTimeout)
-            AsyncScope.openCount.add(1, ordering: .relaxed)
-            defer {
-                lease.end()
-                AsyncScope.openCount.subtract(1, ordering: .relaxed)
-                pool.returnWriter()
-            }
-            let scope = enclosing + [lease]
-            try control(lease) { _ = try connection.run("BEGIN IMMEDIATE", .none); connection.transactionDepth = 1 }
-            let result: T
-            do {
-                let db = bound(to: context)
-                result = try await AsyncScope.$transactions.withValue(scope) { try await body(db) }
-            } catch {
-                try? control(lease) { connection.transactionDepth = 0; rollback(connection, depth: 0, savepoint: "") }
-                throw error
-            }
-            let commits = commit(result)
-            try control(lease) {
-                connection.transactionDepth = 0
-                guard commits else { return rollback(connection, depth: 0, savepoint: "") }
-                do {
-                    _ = try connection.run("COMMIT", .none)
-                } catch {
-                    rollback(connection, depth: 0, savepoint: "")
-                    throw error
-                }
-                connection.keepSaves(committedAt: 0)
-            }
-            return result
-        }
-    }
-
-    /// A transaction nested in the task's async transaction `lease`: a SAVEPOINT. Nested
-    /// transactions at one depth (from concurrent child tasks) take turns.
-    private func nestedAsyncTransaction<T>(_ lease: TransactionLease, _ enclosing: [TransactionLease],
-                                           _ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
-        let level = enclosing.reduce(0) { $0 + ($1 === lease ? 1 : 0) }
-        let gate = lease.nestingGate(depth: level)
-        await gate.acquire()
-        defer { gate.release() }
-        let connection = lease.connection
-        let token = NestingToken()
-        let inside = AsyncScope.nesting + [token]
-        let depth = try control(lease) { () -> Int in
-            let depth = connection.transactionDepth
-            _ = try connection.run("SAVEPOINT dicrecord_savepoint_\(depth)", .none)
-            connection.transactionDepth = depth + 1
-            return depth
-        }
-        // While the savepoint is open, only this transaction's own calls use the connection.
-        lease.beginNested(token)
-        defer { lease.endNested(token) }
-        let savepoint = "dicrecord_savepoint_\(depth)"
-        let result: T
-        do {
-            result = try await AsyncScope.$transactions.withValue(enclosing + [lease]) {
-                try await AsyncScope.$nesting.withValue(inside) { try await body(self) }
-            }
-        } catch {
-            try? AsyncScope.$nesting.withValue(inside) {
-                try control(lease) { connection.transactionDepth = depth; rollback(connection, depth: depth, savepoint: savepoint) }
-            }
-            throw error
-        }
-        let commits = commit(result)
-        try AsyncScope.$nesting.withValue(inside) {
-            try control(lease) {
-                connection.transactionDepth = depth
-                guard commits else { return rollback(connection, depth: depth, savepoint: savepoint) }
-                do {
-                    _ = try connection.run("RELEASE \(savepoint)", .none)
-                } catch {
-                    rollback(connection, depth: depth, savepoint: savepoint)
-                    throw error
-                }
-                connection.keepSaves(committedAt: depth)
-            }
-        }
-        return result
-    }
-
-    /// Runs a transaction's own statement (BEGIN, COMMIT, ROLLBACK, SAVEPOINT…) holding its
-    /// connection; it runs even when the task is cancelled.
-    private func control<R>(_ lease: TransactionLease, _ work: () throws -> R) throws -> R {
-        guard let result = try lease.join(ThreadLeases.current, { _ in try work() }) else {
-            throw DicRecordError(.misuse, "the transaction on config '\(lease.configName)' has already ended", configName: lease.configName)
-        }
-        return result
     }
 
     // MARK: Twins of Db+API.swift

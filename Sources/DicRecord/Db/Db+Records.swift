@@ -1,4 +1,4 @@
-/// Implementations of the table helpers, batches, transactions and pagination.
+/// Implementations of the table helpers, batches and pagination (transactions: Transactions.swift).
 extension Db {
     func saveRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
         var plan = InsertPlan(table: table, primaryKey: primaryKey)
@@ -146,65 +146,7 @@ extension Db {
         }
     }
 
-    // MARK: Transactions
-
-    /// Runs `body` in a transaction on `connection`: BEGIN IMMEDIATE at the outermost level, a
-    /// SAVEPOINT when nested. Commits when `commit(result)` is true, rolls back otherwise or on a throw.
-    func inTransaction<T>(_ connection: Connection, _ body: () throws -> T, commit: (T) -> Bool) throws -> T {
-        let depth = connection.transactionDepth
-        let savepoint = "dicrecord_savepoint_\(depth)"
-        _ = try connection.run(depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint)", .none)
-        connection.transactionDepth += 1
-        let result: T
-        do {
-            result = try body()
-        } catch {
-            connection.transactionDepth = depth
-            rollback(connection, depth: depth, savepoint: savepoint)
-            throw error
-        }
-        connection.transactionDepth = depth
-        guard commit(result) else {
-            rollback(connection, depth: depth, savepoint: savepoint)
-            return result
-        }
-        do {
-            _ = try connection.run(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)", .none)
-        } catch {
-            rollback(connection, depth: depth, savepoint: savepoint)
-            throw error
-        }
-        connection.keepSaves(committedAt: depth)
-        return result
-    }
-
-    func rollback(_ connection: Connection, depth: Int, savepoint: String) {
-        connection.undoSaves(rolledBackAt: depth)
-        // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
-        guard connection.isInTransaction else { return }
-        if depth == 0 {
-            try? connection.runRollback("ROLLBACK")
-        } else {
-            try? connection.runRollback("ROLLBACK TO \(savepoint)")
-            try? connection.runRollback("RELEASE \(savepoint)")
-        }
-    }
-
-    func runTx(_ body: (Db) throws -> Bool) throws -> Bool {
-        let context = try context()
-        let db = bound(to: context)
-        return try context.pool().write { connection in
-            try inTransaction(connection, { try body(db) }, commit: { $0 })
-        }
-    }
-
-    func runTransaction<T>(_ body: (Db) throws -> T) throws -> T {
-        let context = try context()
-        let db = bound(to: context)
-        return try context.pool().write { connection in
-            try inTransaction(connection, { try body(db) }, commit: { _ in true })
-        }
-    }
+    // MARK: Batches (each in a transaction: `inTransaction`, Transactions.swift)
 
     /// Runs `statements` atomically (joining an enclosing transaction); returns rows changed by each.
     func runBatch(_ statements: [Sql]) throws -> [Int] {

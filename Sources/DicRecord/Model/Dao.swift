@@ -245,13 +245,15 @@ public struct Dao<M: Model>: Sendable {
 
     // MARK: Internals shared with models and relations
 
-    /// The Db handle and schema for this dao, or why there is none.
-    func target() throws -> (db: Db, schema: ModelSchema) {
-        let schema = ModelSchema.of(M.self)
+    /// The Db handle and schema for this dao, or why there is none: the one rule for where a
+    /// model's work runs (a model writes through its dao's: `Model.persistenceTarget`). `known`
+    /// is the model's schema when the caller holds it already.
+    func target(schema known: ModelSchema? = nil) throws -> (db: Db, schema: ModelSchema) {
+        let schema = known ?? ModelSchema.of(M.self)
         if let error = schema.declarationError { throw error }
-        let registry = ContextRegistry.active
-        let context = try registry.context(forModel: M.self, named: configName)
-        return (Db(context: context, contexts: registry), schema)
+        let contexts = ContextRegistry.active
+        let context = try contexts.context(forModel: M.self, named: configName)
+        return (Db(context: context, contexts: contexts), schema)
     }
 
     /// A one-value key method on a model with a composite key would match on its first column only.

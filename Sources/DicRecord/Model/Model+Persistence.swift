@@ -127,13 +127,10 @@ extension Model {
         return nil
     }
 
-    /// The Db handle and schema this instance writes through, or why there is none.
+    /// The Db handle and schema this instance writes through, or why there is none: those of
+    /// its class's dao on the config the instance is bound to (`Dao.target`).
     final func persistenceTarget() throws -> (Db, ModelSchema) {
-        let schema = self.schema
-        if let error = schema.declarationError { throw error }
-        let registry = ContextRegistry.active
-        let context = try registry.context(forModel: type(of: self), named: boundConfig)
-        return (Db(context: context, contexts: registry), schema)
+        try Dao<Self>(configName: boundConfig).target(schema: schema)
     }
 
     /// Brings untyped values to their declared types (or refuses them), fills in the initial value

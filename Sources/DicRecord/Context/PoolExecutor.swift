@@ -1,0 +1,50 @@
+import Foundation
+
+// How a task gets its SQLite work onto `BlockingPool` threads: the task executor of the async API
+// (`PoolExecutor`), the hop for one call (`BlockingPool.performForTask`) and `Handover`, which
+// carries a result that is not `Sendable` back to the task that asked for it.
+
+/// The task executor of the async API: the jobs of tasks that prefer it run on `BlockingPool`
+/// threads, where a call may block (waiting for the writer, in SQLite's busy handler, on a long
+/// statement) without holding up Swift's cooperative pool.
+final class PoolExecutor: TaskExecutor {
+    static let shared = PoolExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        BlockingPool.shared.run { job.runSynchronously(on: PoolExecutor.shared.asUnownedTaskExecutor()) }
+    }
+}
+
+extension BlockingPool {
+    /// Runs `work` for the calling task on a pool thread (a hop only when the task is not on one
+    /// already), inside the task's async transactions; long reads stop between rows once the task
+    /// is cancelled.
+    static func performForTask<T>(_ work: () throws -> T) async throws -> sending T {
+        try Task.checkCancellation()
+        if ThreadLeases.current.isPoolThread { return try await inline(work) }
+        let result = try await withTaskExecutorPreference(PoolExecutor.shared) { Handover(value: try await inline(work)) }
+        return result.value
+    }
+
+    /// Runs `work` right here, on the pool thread the task runs on.
+    private static func inline<T>(_ work: () throws -> T) async throws -> sending T {
+        let flag = CancellationFlag()
+        let result: Handover<T> = try await withTaskCancellationHandler {
+            let leases = ThreadLeases.current
+            let outer = leases.cancellation
+            leases.cancellation = flag
+            defer { leases.cancellation = outer }
+            return Handover(value: try work())
+        } onCancel: {
+            flag.cancel()
+        }
+        return result.value
+    }
+}
+
+/// A value handed from the code that made it to the task that awaits it, which alone uses it
+/// afterwards (models are not `Sendable`, but one fetched for a task belongs to that task).
+struct Handover<T>: @unchecked Sendable {
+    let value: T
+}

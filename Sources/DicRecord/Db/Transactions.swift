@@ -1,0 +1,233 @@
+// The transactions of `Db`, sync and async, written once: BEGIN IMMEDIATE or a SAVEPOINT, then
+// COMMIT or RELEASE, or a rollback that also takes back what the saves inside it changed in their
+// records (`RollbackUndo`). The public `tx`/`transaction` are declared (and documented) in
+// Db+API.swift, Db+Static.swift, Db+Async.swift and Db+StaticAsync.swift and land here; batches
+// (Db+Records.swift) run in `inTransaction`. How the calls of a task join its async transaction
+// is `TransactionLease` (Context/AsyncScope.swift).
+extension Db {
+    // MARK: On the calling thread
+
+    /// Runs `body` in a transaction on `connection`: BEGIN IMMEDIATE at the outermost level, a
+    /// SAVEPOINT when nested. Commits when `commit(result)` is true, rolls back otherwise or on a throw.
+    func inTransaction<T>(_ connection: Connection, _ body: () throws -> T, commit: (T) -> Bool) throws -> T {
+        let depth = connection.transactionDepth
+        try begin(connection, depth: depth, outermost: depth == 0)
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            abandon(connection, depth: depth)
+            throw error
+        }
+        try end(connection, depth: depth, outermost: depth == 0, commits: commit(result))
+        return result
+    }
+
+    func runTx(_ body: (Db) throws -> Bool) throws -> Bool {
+        let context = try context()
+        let db = bound(to: context)
+        return try context.pool().write { connection in
+            try inTransaction(connection, { try body(db) }, commit: { $0 })
+        }
+    }
+
+    func runTransaction<T>(_ body: (Db) throws -> T) throws -> T {
+        let context = try context()
+        let db = bound(to: context)
+        return try context.pool().write { connection in
+            try inTransaction(connection, { try body(db) }, commit: { _ in true })
+        }
+    }
+
+    // MARK: Async
+
+    func runAsyncTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
+        // The whole transaction, body included, runs on pool threads: the calls in it run inline,
+        // with no hop per call, and waiting for the writer blocks no cooperative thread.
+        try await withTaskExecutorPreference(PoolExecutor.shared) {
+            let context = try self.context()
+            let pool = try context.pool()
+            let poolID = ObjectIdentifier(pool)
+            let enclosing = AsyncScope.transactions
+            if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
+                return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
+            }
+            try Task.checkCancellation()
+            let connection = try pool.leaseWriter()
+            let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
+                                         busyTimeout: pool.busyTimeout)
+            AsyncScope.openCount.add(1, ordering: .relaxed)
+            defer {
+                lease.end()
+                AsyncScope.openCount.subtract(1, ordering: .relaxed)
+                pool.returnWriter()
+            }
+            let scope = enclosing + [lease]
+            try control(lease) { try begin(connection, depth: 0, outermost: true) }
+            let result: T
+            do {
+                let db = bound(to: context)
+                result = try await AsyncScope.$transactions.withValue(scope) { try await body(db) }
+            } catch {
+                try? control(lease) { abandon(connection, depth: 0) }
+                throw error
+            }
+            let commits = commit(result)
+            try control(lease) { try end(connection, depth: 0, outermost: true, commits: commits) }
+            return result
+        }
+    }
+
+    /// A transaction nested in the task's async transaction `lease`: a SAVEPOINT. Nested
+    /// transactions at one depth (from concurrent child tasks) take turns.
+    private func nestedAsyncTransaction<T>(_ lease: TransactionLease, _ enclosing: [TransactionLease],
+                                           _ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
+        let level = enclosing.reduce(0) { $0 + ($1 === lease ? 1 : 0) }
+        let gate = lease.nestingGate(depth: level)
+        await gate.acquire()
+        defer { gate.release() }
+        let connection = lease.connection
+        let token = NestingToken()
+        let inside = AsyncScope.nesting + [token]
+        let depth = try control(lease) { () -> Int in
+            let depth = connection.transactionDepth
+            try begin(connection, depth: depth, outermost: false)
+            return depth
+        }
+        // While the savepoint is open, only this transaction's own calls use the connection.
+        lease.beginNested(token)
+        defer { lease.endNested(token) }
+        let result: T
+        do {
+            result = try await AsyncScope.$transactions.withValue(enclosing + [lease]) {
+                try await AsyncScope.$nesting.withValue(inside) { try await body(self) }
+            }
+        } catch {
+            try? AsyncScope.$nesting.withValue(inside) {
+                try control(lease) { abandon(connection, depth: depth) }
+            }
+            throw error
+        }
+        let commits = commit(result)
+        try AsyncScope.$nesting.withValue(inside) {
+            try control(lease) { try end(connection, depth: depth, outermost: false, commits: commits) }
+        }
+        return result
+    }
+
+    /// Runs a transaction's own statement (BEGIN, COMMIT, ROLLBACK, SAVEPOINT…) holding its
+    /// connection; it runs even when the task is cancelled.
+    private func control<R>(_ lease: TransactionLease, _ work: () throws -> R) throws -> R {
+        guard let result = try lease.join(ThreadLeases.current, { _ in try work() }) else {
+            throw DicRecordError(.misuse, "the transaction on config '\(lease.configName)' has already ended", configName: lease.configName)
+        }
+        return result
+    }
+
+    // MARK: The statements of both
+
+    /// The savepoint of the transaction begun at `depth` (nested: `depth` > 0).
+    private func savepoint(at depth: Int) -> String {
+        "dicrecord_savepoint_\(depth)"
+    }
+
+    /// Begins the transaction at `depth` (its body runs at `depth + 1`): BEGIN IMMEDIATE when
+    /// `outermost`, else a SAVEPOINT.
+    private func begin(_ connection: Connection, depth: Int, outermost: Bool) throws {
+        _ = try connection.run(outermost ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint(at: depth))", .none)
+        connection.transactionDepth = depth + 1
+    }
+
+    /// Ends the transaction at `depth` whose body returned: COMMIT (RELEASE when not `outermost`)
+    /// when `commits`, else a rollback. A COMMIT that fails rolls back and throws.
+    private func end(_ connection: Connection, depth: Int, outermost: Bool, commits: Bool) throws {
+        connection.transactionDepth = depth
+        guard commits else { return rollback(connection, depth: depth) }
+        do {
+            _ = try connection.run(outermost ? "COMMIT" : "RELEASE \(savepoint(at: depth))", .none)
+        } catch {
+            rollback(connection, depth: depth)
+            throw error
+        }
+        connection.keepSaves(committedAt: depth)
+    }
+
+    /// Ends the transaction at `depth` whose body threw: a rollback.
+    private func abandon(_ connection: Connection, depth: Int) {
+        connection.transactionDepth = depth
+        rollback(connection, depth: depth)
+    }
+
+    private func rollback(_ connection: Connection, depth: Int) {
+        connection.undoSaves(rolledBackAt: depth)
+        // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
+        guard connection.isInTransaction else { return }
+        if depth == 0 {
+            try? connection.runRollback("ROLLBACK")
+        } else {
+            let name = savepoint(at: depth)
+            try? connection.runRollback("ROLLBACK TO \(name)")
+            try? connection.runRollback("RELEASE \(name)")
+        }
+    }
+}
+
+// MARK: Undoing saves
+
+/// What a save changed in a record (or model) that its transaction may still take back: the key
+/// written back from the database and the modified flags it cleared. When the transaction (or the
+/// savepoint the save ran in) rolls back, the record gets its key and flags back, so a later
+/// `save()` inserts again and `update()` still sees the edits: a rolled-back write is never
+/// mistaken for a stored one.
+struct RollbackUndo {
+    let record: Record
+    let modified: Record.ModifiedSet
+    /// The key column written back, and what it held before (nil: the column was absent).
+    let key: String?
+    let previousKey: DatabaseValue?
+
+    /// Ends a save of `record` on `connection`: writes the `generated` key back into column `key`
+    /// and clears the modified flags; inside a transaction, notes how to undo both should it roll
+    /// back (in autocommit a save that returns has been committed: nothing to take back).
+    static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, on connection: Connection) {
+        let depth = connection.transactionDepth
+        let writtenKey = generated == nil ? nil : key
+        var previous: DatabaseValue?
+        if let writtenKey, let generated { previous = record.exchange(writtenKey, generated) }
+        let cleared = record.clearModified()
+        guard depth > 0 else { return }
+        connection.rollbackUndos.append((depth, RollbackUndo(record: record, modified: cleared, key: writtenKey, previousKey: previous)))
+    }
+
+    func apply() {
+        if let key {
+            if let previousKey { record.put(key, previousKey) } else { record.remove(key) }
+        }
+        record.markModified(modified)
+    }
+}
+
+extension Connection {
+    /// The transaction at `depth` (its body ran at `depth + 1`) rolled back: put back what the
+    /// saves inside it changed, newest first.
+    func undoSaves(rolledBackAt depth: Int) {
+        guard !rollbackUndos.isEmpty else { return }
+        while let last = rollbackUndos.last, last.depth > depth {
+            rollbackUndos.removeLast()
+            last.undo.apply()
+        }
+    }
+
+    /// The transaction at `depth` committed: its saves now belong to the enclosing transaction,
+    /// or, at the outermost level, are for good.
+    func keepSaves(committedAt depth: Int) {
+        guard !rollbackUndos.isEmpty else { return }
+        if depth == 0 {
+            rollbackUndos.removeAll()
+            return
+        }
+        for i in rollbackUndos.indices where rollbackUndos[i].depth > depth {
+            rollbackUndos[i].depth = depth
+        }
+    }
+}
