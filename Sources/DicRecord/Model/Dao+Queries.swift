@@ -92,7 +92,7 @@ extension Dao {
     /// ```
     public func search(fts5Query query: String, limit: Int? = nil) throws -> [M] {
         let schema = try searchSchema()
-        let table = SqlText.quote(schema.tableName), fts = SqlText.quote(SchemaUpkeep.ftsTable(schema.tableName))
+        let table = SqlText.quote(schema.tableName), fts = SqlText.quote(ModelSchema.searchTable(schema.tableName))
         var sql = "SELECT \(table).* FROM \(fts) JOIN \(table) ON \(table).rowid = \(fts).rowid WHERE \(fts) MATCH ? ORDER BY \(fts).rank"
         if let limit { sql += " LIMIT \(Swift.max(0, limit))" }
         return try findModels(sql, .positional([query]))

@@ -147,6 +147,10 @@ final class ModelSchema: Sendable {
     }
     private let lastInsert = Mutex<(names: [String], sql: String)?>(nil)
 
+    /// The FTS5 table that indexes the `searchColumns` of the model table `table`: the dao
+    /// searches it, schema upkeep creates it and its triggers.
+    static func searchTable(_ table: String) -> String { "\(table)_fts" }
+
     /// The declared column named `name` (case-insensitive).
     func column(named name: String) -> ColumnInfo? {
         columns.first { RowLayout.sameColumn($0.name, name) }

@@ -8,8 +8,6 @@ struct SchemaUpkeep {
     /// DicRecord's bookkeeping: one row per model table with the version it was brought to.
     static let bookkeepingTable = "dicrecord_schema"
 
-    static func ftsTable(_ table: String) -> String { "\(table)_fts" }
-
     let connection: Connection
     let converters: Converters
     let configName: String
@@ -165,7 +163,7 @@ struct SchemaUpkeep {
         }
         // DROP TABLE takes the table's own indexes and triggers and its AUTOINCREMENT counter with
         // it: the user's are re-created afterwards (those still valid), the counter restored.
-        let managed = Model.Index.prefix(table: table), fts = Self.ftsTable(table)
+        let managed = Model.Index.prefix(table: table), fts = ModelSchema.searchTable(table)
         let dependents = try connection.rows("""
             SELECT sql FROM sqlite_master WHERE tbl_name = ? COLLATE NOCASE AND type IN ('index', 'trigger') AND sql IS NOT NULL
             AND substr(name, 1, ?) <> ? AND substr(name, 1, ?) <> ?
@@ -298,15 +296,15 @@ struct SchemaUpkeep {
 
     private func ftsDefinition(_ schema: ModelSchema) -> String {
         let columns = schema.searchColumns.map(SqlText.quote).joined(separator: ", ")
-        return "CREATE VIRTUAL TABLE \(SqlText.quote(Self.ftsTable(schema.tableName))) USING fts5(\(columns), content=\(SqlText.literal(schema.tableName)))"
+        return "CREATE VIRTUAL TABLE \(SqlText.quote(ModelSchema.searchTable(schema.tableName))) USING fts5(\(columns), content=\(SqlText.literal(schema.tableName)))"
     }
 
     private func triggerNames(_ table: String) -> [String] {
-        ["ai", "ad", "au"].map { "\(Self.ftsTable(table))_\($0)" }
+        ["ai", "ad", "au"].map { "\(ModelSchema.searchTable(table))_\($0)" }
     }
 
     private func dropSearchIndexIfChanged(_ schema: ModelSchema) throws {
-        let fts = Self.ftsTable(schema.tableName)
+        let fts = ModelSchema.searchTable(schema.tableName)
         let existing = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", .values([.text(fts)])).first?.first
         let triggers = try triggerNames(schema.tableName).filter { name in
             try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", .values([.text(name)])).isEmpty
@@ -320,7 +318,7 @@ struct SchemaUpkeep {
 
     private func updateSearchIndex(_ schema: ModelSchema) throws {
         guard !schema.searchColumns.isEmpty else { return }
-        let fts = Self.ftsTable(schema.tableName)
+        let fts = ModelSchema.searchTable(schema.tableName)
         try dropSearchIndexIfChanged(schema)
         guard try connection.rows("SELECT 1 FROM sqlite_master WHERE name = ?", .values([.text(fts)])).isEmpty else { return }
         let table = SqlText.quote(schema.tableName), quotedFts = SqlText.quote(fts)
