@@ -28,42 +28,42 @@ extension Db {
 
     /// The async form of ``Db/execute(_:)-8s0xw``: `body` runs on a pool thread, in the task's transaction if any.
     public func execute<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await runAsync { try $0.writing(body) }
+        try await runAsync { try $0.execute(body) }
     }
 
     // MARK: Twins of Db+API.swift
 
     /// The async form of ``Db/find(_:_:)-3vdsr``.
     public func find(_ sql: String, _ args: DatabaseArgument...) async throws -> [Record] {
-        try await runAsync { try $0.findRecords(sql, .positional(args)) }
+        try await runAsync { try $0.find(sql, arguments: args) }
     }
     /// The async form of ``Db/find(_:arguments:)-21bkh``.
     public func find(_ sql: String, arguments: [DatabaseArgument]) async throws -> [Record] {
-        try await runAsync { try $0.findRecords(sql, .positional(arguments)) }
+        try await runAsync { try $0.find(sql, arguments: arguments) }
     }
     /// The async form of ``Db/find(_:arguments:)-6bsu0``.
     public func find(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> [Record] {
-        try await runAsync { try $0.findRecords(sql, .named(arguments)) }
+        try await runAsync { try $0.find(sql, arguments: arguments) }
     }
     /// The async form of ``Db/findFirst(_:_:)-4w8mk``.
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> Record? {
-        try await runAsync { try $0.findFirstRecord(sql, .positional(args)) }
+        try await runAsync { try $0.findFirst(sql, arguments: args) }
     }
     /// The async form of ``Db/findFirst(_:arguments:)-37w3k``.
     public func findFirst(_ sql: String, arguments: [DatabaseArgument]) async throws -> Record? {
-        try await runAsync { try $0.findFirstRecord(sql, .positional(arguments)) }
+        try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
     /// The async form of ``Db/findFirst(_:arguments:)-xm7c``.
     public func findFirst(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> Record? {
-        try await runAsync { try $0.findFirstRecord(sql, .named(arguments)) }
+        try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
     /// The async form of ``Db/findAll(_:)-6gal7``.
     public func findAll(_ table: String) async throws -> [Record] {
-        try await runAsync { try $0.findRecords("SELECT * FROM \(SqlText.quote(table))", .none) }
+        try await runAsync { try $0.findAll(table) }
     }
     /// The async form of ``Db/findById(_:_:primaryKey:columns:)-89nyl``.
     public func findById(_ table: String, _ id: DatabaseArgument, primaryKey: String = "id", columns: String = "*") async throws -> Record? {
-        try await runAsync { try $0.findRecordById(table, id, primaryKey: primaryKey, columns: columns) }
+        try await runAsync { try $0.findById(table, id, primaryKey: primaryKey, columns: columns) }
     }
     /// The async form of ``Db/findByIds(_:primaryKey:_:)-1dkpg``.
     public func findByIds(_ table: String, primaryKey: String, _ ids: DatabaseArgument...) async throws -> Record? {
@@ -71,102 +71,102 @@ extension Db {
     }
     /// The async form of ``Db/each(_:_:body:)-95mp5``.
     public func each(_ sql: String, _ args: DatabaseArgument..., body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await runAsync { try $0.eachRecord(sql, .positional(args), body) }
+        try await runAsync { try $0.each(sql, arguments: args, body: body) }
     }
     /// The async form of ``Db/each(_:arguments:body:)-5csrz``.
     public func each(_ sql: String, arguments: [DatabaseArgument], body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await runAsync { try $0.eachRecord(sql, .positional(arguments), body) }
+        try await runAsync { try $0.each(sql, arguments: arguments, body: body) }
     }
     /// The async form of ``Db/each(_:arguments:body:)-23xwf``.
     public func each(_ sql: String, arguments: [String: DatabaseArgument], body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await runAsync { try $0.eachRecord(sql, .named(arguments), body) }
+        try await runAsync { try $0.each(sql, arguments: arguments, body: body) }
     }
     /// The async form of ``Db/query(_:_:as:)-8o94m``.
     public func query<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> [T?] {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: T.self, limit: nil) }
+        try await runAsync { try $0.query(sql, arguments: args, as: type) }
     }
     /// The async form of ``Db/query(_:arguments:as:)-8anyj``.
     public func query<T: Sendable>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) async throws -> [T?] {
-        try await runAsync { try $0.queryValues(sql, .positional(arguments), as: T.self, limit: nil) }
+        try await runAsync { try $0.query(sql, arguments: arguments, as: type) }
     }
     /// The async form of ``Db/query(_:arguments:as:)-40gib``.
     public func query<T: Sendable>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) async throws -> [T?] {
-        try await runAsync { try $0.queryValues(sql, .named(arguments), as: T.self, limit: nil) }
+        try await runAsync { try $0.query(sql, arguments: arguments, as: type) }
     }
     /// The async form of ``Db/queryFirst(_:_:as:)-89lb8``.
     public func queryFirst<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> T? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: T.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: type) }
     }
     /// The async form of ``Db/queryFirst(_:arguments:as:)-6l6p8``.
     public func queryFirst<T: Sendable>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) async throws -> T? {
-        try await runAsync { try $0.queryValues(sql, .positional(arguments), as: T.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: arguments, as: type) }
     }
     /// The async form of ``Db/queryFirst(_:arguments:as:)-9q2jd``.
     public func queryFirst<T: Sendable>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) async throws -> T? {
-        try await runAsync { try $0.queryValues(sql, .named(arguments), as: T.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: arguments, as: type) }
     }
     /// The async form of ``Db/queryInt(_:_:)-1fa8i``.
     public func queryInt(_ sql: String, _ args: DatabaseArgument...) async throws -> Int? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: Int.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Int.self) }
     }
     /// The async form of ``Db/queryInt64(_:_:)-6g9b0``.
     public func queryInt64(_ sql: String, _ args: DatabaseArgument...) async throws -> Int64? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: Int64.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Int64.self) }
     }
     /// The async form of ``Db/queryDouble(_:_:)-61cwj``.
     public func queryDouble(_ sql: String, _ args: DatabaseArgument...) async throws -> Double? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: Double.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Double.self) }
     }
     /// The async form of ``Db/queryString(_:_:)-2wa9u``.
     public func queryString(_ sql: String, _ args: DatabaseArgument...) async throws -> String? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: String.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: String.self) }
     }
     /// The async form of ``Db/queryBool(_:_:)-50774``.
     public func queryBool(_ sql: String, _ args: DatabaseArgument...) async throws -> Bool? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: Bool.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Bool.self) }
     }
     /// The async form of ``Db/queryDate(_:_:)-1dwav``.
     public func queryDate(_ sql: String, _ args: DatabaseArgument...) async throws -> Date? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: Date.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Date.self) }
     }
     /// The async form of ``Db/queryData(_:_:)-6rhdf``.
     public func queryData(_ sql: String, _ args: DatabaseArgument...) async throws -> Data? {
-        try await runAsync { try $0.queryValues(sql, .positional(args), as: Data.self, limit: 1).first ?? nil }
+        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Data.self) }
     }
     /// The async form of ``Db/update(_:_:)-1m7q``.
     @discardableResult
     public func update(_ sql: String, _ args: DatabaseArgument...) async throws -> Int {
-        try await runAsync { try $0.updateRows(sql, .positional(args)) }
+        try await runAsync { try $0.update(sql, arguments: args) }
     }
     /// The async form of ``Db/update(_:arguments:)-93328``.
     @discardableResult
     public func update(_ sql: String, arguments: [DatabaseArgument]) async throws -> Int {
-        try await runAsync { try $0.updateRows(sql, .positional(arguments)) }
+        try await runAsync { try $0.update(sql, arguments: arguments) }
     }
     /// The async form of ``Db/update(_:arguments:)-9haoa``.
     @discardableResult
     public func update(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> Int {
-        try await runAsync { try $0.updateRows(sql, .named(arguments)) }
+        try await runAsync { try $0.update(sql, arguments: arguments) }
     }
     /// The async form of ``Db/save(_:_:primaryKey:)-7n0v2``.
     @discardableResult
     public func save(_ table: String, _ record: Record, primaryKey: String = "id") async throws -> Bool {
-        try await runAsync { try $0.saveRecord(table, record, primaryKey: primaryKey) }
+        try await runAsync { try $0.save(table, record, primaryKey: primaryKey) }
     }
     /// The async form of ``Db/update(_:_:primaryKey:)-2b1j8``.
     @discardableResult
     public func update(_ table: String, _ record: Record, primaryKey: String = "id") async throws -> Bool {
-        try await runAsync { try $0.updateRecord(table, record, primaryKey: primaryKey) }
+        try await runAsync { try $0.update(table, record, primaryKey: primaryKey) }
     }
     /// The async form of ``Db/delete(_:_:primaryKey:)-7uouw``.
     @discardableResult
     public func delete(_ table: String, _ record: Record, primaryKey: String = "id") async throws -> Bool {
-        try await runAsync { try $0.deleteRecord(table, record, primaryKey: primaryKey) }
+        try await runAsync { try $0.delete(table, record, primaryKey: primaryKey) }
     }
     /// The async form of ``Db/deleteById(_:_:primaryKey:)-4t9ey``.
     @discardableResult
     public func deleteById(_ table: String, _ id: DatabaseArgument, primaryKey: String = "id") async throws -> Bool {
-        try await runAsync { try $0.deleteByKeys(table, keys: [primaryKey], values: .positional([id])) }
+        try await runAsync { try $0.deleteById(table, id, primaryKey: primaryKey) }
     }
     /// The async form of ``Db/deleteByIds(_:primaryKey:_:)-1o7yb``.
     @discardableResult
@@ -176,17 +176,17 @@ extension Db {
     /// The async form of ``Db/paginate(_:_:_:_:_:)-4fhab``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          _ args: DatabaseArgument...) async throws -> Page<Record> {
-        try await runAsync { try $0.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(args)) }
+        try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: args) }
     }
     /// The async form of ``Db/paginate(_:_:_:_:arguments:)-1u7vg``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: [DatabaseArgument]) async throws -> Page<Record> {
-        try await runAsync { try $0.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(arguments)) }
+        try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments) }
     }
     /// The async form of ``Db/paginate(_:_:_:_:arguments:)-28hg4``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: [String: DatabaseArgument]) async throws -> Page<Record> {
-        try await runAsync { try $0.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .named(arguments)) }
+        try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments) }
     }
     /// The async form of ``Db/paginate(_:_:_:_:_:totalRow:)-1kotp``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
@@ -201,21 +201,21 @@ extension Db {
     /// The async form of ``Db/batch(_:)-52pon``.
     @discardableResult
     public func batch(_ statements: [Sql]) async throws -> [Int] {
-        try await runAsync { try $0.runBatch(statements) }
+        try await runAsync { try $0.batch(statements) }
     }
     /// The async form of ``Db/batch(_:_:)-6kfcu``.
     @discardableResult
     public func batch(_ sql: String, _ rows: [[DatabaseArgument]]) async throws -> [Int] {
-        try await runAsync { try $0.runBatch(sql, rows) }
+        try await runAsync { try $0.batch(sql, rows) }
     }
     /// The async form of ``Db/batchSave(_:_:primaryKey:)-zvc4``.
     @discardableResult
     public func batchSave(_ table: String, _ records: [Record], primaryKey: String = "id") async throws -> [Int] {
-        try await runAsync { try $0.runBatchSave(table, records, primaryKey: primaryKey) }
+        try await runAsync { try $0.batchSave(table, records, primaryKey: primaryKey) }
     }
     /// The async form of ``Db/batchUpdate(_:_:primaryKey:)-6bpra``.
     @discardableResult
     public func batchUpdate(_ table: String, _ records: [Record], primaryKey: String = "id") async throws -> [Int] {
-        try await runAsync { try $0.runBatchUpdate(table, records, primaryKey: primaryKey) }
+        try await runAsync { try $0.batchUpdate(table, records, primaryKey: primaryKey) }
     }
 }
