@@ -20,35 +20,35 @@ extension Db {
 
     /// The static async form of ``Db/find(_:_:)-3vdsr``: runs on the main config.
     public static func find(_ sql: String, _ args: DatabaseArgument...) async throws -> [Record] {
-        try await Db.main.runAsync { try $0.findRecords(sql, .positional(args)) }
+        try await Db.main.find(sql, arguments: args)
     }
     /// The static async form of ``Db/find(_:arguments:)-21bkh``: runs on the main config.
     public static func find(_ sql: String, arguments: [DatabaseArgument]) async throws -> [Record] {
-        try await Db.main.runAsync { try $0.findRecords(sql, .positional(arguments)) }
+        try await Db.main.find(sql, arguments: arguments)
     }
     /// The static async form of ``Db/find(_:arguments:)-6bsu0``: runs on the main config.
     public static func find(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> [Record] {
-        try await Db.main.runAsync { try $0.findRecords(sql, .named(arguments)) }
+        try await Db.main.find(sql, arguments: arguments)
     }
     /// The static async form of ``Db/findFirst(_:_:)-4w8mk``: runs on the main config.
     public static func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> Record? {
-        try await Db.main.runAsync { try $0.findFirstRecord(sql, .positional(args)) }
+        try await Db.main.findFirst(sql, arguments: args)
     }
     /// The static async form of ``Db/findFirst(_:arguments:)-37w3k``: runs on the main config.
     public static func findFirst(_ sql: String, arguments: [DatabaseArgument]) async throws -> Record? {
-        try await Db.main.runAsync { try $0.findFirstRecord(sql, .positional(arguments)) }
+        try await Db.main.findFirst(sql, arguments: arguments)
     }
     /// The static async form of ``Db/findFirst(_:arguments:)-xm7c``: runs on the main config.
     public static func findFirst(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> Record? {
-        try await Db.main.runAsync { try $0.findFirstRecord(sql, .named(arguments)) }
+        try await Db.main.findFirst(sql, arguments: arguments)
     }
     /// The static async form of ``Db/findAll(_:)-6gal7``: runs on the main config.
     public static func findAll(_ table: String) async throws -> [Record] {
-        try await Db.main.runAsync { try $0.findRecords("SELECT * FROM \(SqlText.quote(table))", .none) }
+        try await Db.main.findAll(table)
     }
     /// The static async form of ``Db/findById(_:_:primaryKey:columns:)-89nyl``: runs on the main config.
     public static func findById(_ table: String, _ id: DatabaseArgument, primaryKey: String = "id", columns: String = "*") async throws -> Record? {
-        try await Db.main.runAsync { try $0.findRecordById(table, id, primaryKey: primaryKey, columns: columns) }
+        try await Db.main.findById(table, id, primaryKey: primaryKey, columns: columns)
     }
     /// The static async form of ``Db/findByIds(_:primaryKey:_:)-1dkpg``: runs on the main config.
     public static func findByIds(_ table: String, primaryKey: String, _ ids: DatabaseArgument...) async throws -> Record? {
@@ -56,102 +56,102 @@ extension Db {
     }
     /// The static async form of ``Db/each(_:_:body:)-95mp5``: runs on the main config.
     public static func each(_ sql: String, _ args: DatabaseArgument..., body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await Db.main.runAsync { try $0.eachRecord(sql, .positional(args), body) }
+        try await Db.main.each(sql, arguments: args, body: body)
     }
     /// The static async form of ``Db/each(_:arguments:body:)-5csrz``: runs on the main config.
     public static func each(_ sql: String, arguments: [DatabaseArgument], body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await Db.main.runAsync { try $0.eachRecord(sql, .positional(arguments), body) }
+        try await Db.main.each(sql, arguments: arguments, body: body)
     }
     /// The static async form of ``Db/each(_:arguments:body:)-23xwf``: runs on the main config.
     public static func each(_ sql: String, arguments: [String: DatabaseArgument], body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await Db.main.runAsync { try $0.eachRecord(sql, .named(arguments), body) }
+        try await Db.main.each(sql, arguments: arguments, body: body)
     }
     /// The static async form of ``Db/query(_:_:as:)-8o94m``: runs on the main config.
     public static func query<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> [T?] {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: T.self, limit: nil) }
+        try await Db.main.query(sql, arguments: args, as: type)
     }
     /// The static async form of ``Db/query(_:arguments:as:)-8anyj``: runs on the main config.
     public static func query<T: Sendable>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) async throws -> [T?] {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(arguments), as: T.self, limit: nil) }
+        try await Db.main.query(sql, arguments: arguments, as: type)
     }
     /// The static async form of ``Db/query(_:arguments:as:)-40gib``: runs on the main config.
     public static func query<T: Sendable>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) async throws -> [T?] {
-        try await Db.main.runAsync { try $0.queryValues(sql, .named(arguments), as: T.self, limit: nil) }
+        try await Db.main.query(sql, arguments: arguments, as: type)
     }
     /// The static async form of ``Db/queryFirst(_:_:as:)-89lb8``: runs on the main config.
     public static func queryFirst<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> T? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: T.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: type)
     }
     /// The static async form of ``Db/queryFirst(_:arguments:as:)-6l6p8``: runs on the main config.
     public static func queryFirst<T: Sendable>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) async throws -> T? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(arguments), as: T.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: arguments, as: type)
     }
     /// The static async form of ``Db/queryFirst(_:arguments:as:)-9q2jd``: runs on the main config.
     public static func queryFirst<T: Sendable>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) async throws -> T? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .named(arguments), as: T.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: arguments, as: type)
     }
     /// The static async form of ``Db/queryInt(_:_:)-1fa8i``: runs on the main config.
     public static func queryInt(_ sql: String, _ args: DatabaseArgument...) async throws -> Int? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: Int.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: Int.self)
     }
     /// The static async form of ``Db/queryInt64(_:_:)-6g9b0``: runs on the main config.
     public static func queryInt64(_ sql: String, _ args: DatabaseArgument...) async throws -> Int64? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: Int64.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: Int64.self)
     }
     /// The static async form of ``Db/queryDouble(_:_:)-61cwj``: runs on the main config.
     public static func queryDouble(_ sql: String, _ args: DatabaseArgument...) async throws -> Double? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: Double.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: Double.self)
     }
     /// The static async form of ``Db/queryString(_:_:)-2wa9u``: runs on the main config.
     public static func queryString(_ sql: String, _ args: DatabaseArgument...) async throws -> String? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: String.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: String.self)
     }
     /// The static async form of ``Db/queryBool(_:_:)-50774``: runs on the main config.
     public static func queryBool(_ sql: String, _ args: DatabaseArgument...) async throws -> Bool? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: Bool.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: Bool.self)
     }
     /// The static async form of ``Db/queryDate(_:_:)-1dwav``: runs on the main config.
     public static func queryDate(_ sql: String, _ args: DatabaseArgument...) async throws -> Date? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: Date.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: Date.self)
     }
     /// The static async form of ``Db/queryData(_:_:)-6rhdf``: runs on the main config.
     public static func queryData(_ sql: String, _ args: DatabaseArgument...) async throws -> Data? {
-        try await Db.main.runAsync { try $0.queryValues(sql, .positional(args), as: Data.self, limit: 1).first ?? nil }
+        try await Db.main.queryFirst(sql, arguments: args, as: Data.self)
     }
     /// The static async form of ``Db/update(_:_:)-1m7q``: runs on the main config.
     @discardableResult
     public static func update(_ sql: String, _ args: DatabaseArgument...) async throws -> Int {
-        try await Db.main.runAsync { try $0.updateRows(sql, .positional(args)) }
+        try await Db.main.update(sql, arguments: args)
     }
     /// The static async form of ``Db/update(_:arguments:)-93328``: runs on the main config.
     @discardableResult
     public static func update(_ sql: String, arguments: [DatabaseArgument]) async throws -> Int {
-        try await Db.main.runAsync { try $0.updateRows(sql, .positional(arguments)) }
+        try await Db.main.update(sql, arguments: arguments)
     }
     /// The static async form of ``Db/update(_:arguments:)-9haoa``: runs on the main config.
     @discardableResult
     public static func update(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> Int {
-        try await Db.main.runAsync { try $0.updateRows(sql, .named(arguments)) }
+        try await Db.main.update(sql, arguments: arguments)
     }
     /// The static async form of ``Db/save(_:_:primaryKey:)-7n0v2``: runs on the main config.
     @discardableResult
     public static func save(_ table: String, _ record: Record, primaryKey: String = "id") async throws -> Bool {
-        try await Db.main.runAsync { try $0.saveRecord(table, record, primaryKey: primaryKey) }
+        try await Db.main.save(table, record, primaryKey: primaryKey)
     }
     /// The static async form of ``Db/update(_:_:primaryKey:)-2b1j8``: runs on the main config.
     @discardableResult
     public static func update(_ table: String, _ record: Record, primaryKey: String = "id") async throws -> Bool {
-        try await Db.main.runAsync { try $0.updateRecord(table, record, primaryKey: primaryKey) }
+        try await Db.main.update(table, record, primaryKey: primaryKey)
     }
     /// The static async form of ``Db/delete(_:_:primaryKey:)-7uouw``: runs on the main config.
     @discardableResult
     public static func delete(_ table: String, _ record: Record, primaryKey: String = "id") async throws -> Bool {
-        try await Db.main.runAsync { try $0.deleteRecord(table, record, primaryKey: primaryKey) }
+        try await Db.main.delete(table, record, primaryKey: primaryKey)
     }
     /// The static async form of ``Db/deleteById(_:_:primaryKey:)-4t9ey``: runs on the main config.
     @discardableResult
     public static func deleteById(_ table: String, _ id: DatabaseArgument, primaryKey: String = "id") async throws -> Bool {
-        try await Db.main.runAsync { try $0.deleteByKeys(table, keys: [primaryKey], values: .positional([id])) }
+        try await Db.main.deleteById(table, id, primaryKey: primaryKey)
     }
     /// The static async form of ``Db/deleteByIds(_:primaryKey:_:)-1o7yb``: runs on the main config.
     @discardableResult
@@ -161,17 +161,17 @@ extension Db {
     /// The static async form of ``Db/paginate(_:_:_:_:_:)-4fhab``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          _ args: DatabaseArgument...) async throws -> Page<Record> {
-        try await Db.main.runAsync { try $0.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(args)) }
+        try await Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: args)
     }
     /// The static async form of ``Db/paginate(_:_:_:_:arguments:)-1u7vg``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: [DatabaseArgument]) async throws -> Page<Record> {
-        try await Db.main.runAsync { try $0.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(arguments)) }
+        try await Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments)
     }
     /// The static async form of ``Db/paginate(_:_:_:_:arguments:)-28hg4``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: [String: DatabaseArgument]) async throws -> Page<Record> {
-        try await Db.main.runAsync { try $0.paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .named(arguments)) }
+        try await Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments)
     }
     /// The static async form of ``Db/paginate(_:_:_:_:_:totalRow:)-1kotp``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
@@ -186,21 +186,21 @@ extension Db {
     /// The static async form of ``Db/batch(_:)-52pon``: runs on the main config.
     @discardableResult
     public static func batch(_ statements: [Sql]) async throws -> [Int] {
-        try await Db.main.runAsync { try $0.runBatch(statements) }
+        try await Db.main.batch(statements)
     }
     /// The static async form of ``Db/batch(_:_:)-6kfcu``: runs on the main config.
     @discardableResult
     public static func batch(_ sql: String, _ rows: [[DatabaseArgument]]) async throws -> [Int] {
-        try await Db.main.runAsync { try $0.runBatch(sql, rows) }
+        try await Db.main.batch(sql, rows)
     }
     /// The static async form of ``Db/batchSave(_:_:primaryKey:)-zvc4``: runs on the main config.
     @discardableResult
     public static func batchSave(_ table: String, _ records: [Record], primaryKey: String = "id") async throws -> [Int] {
-        try await Db.main.runAsync { try $0.runBatchSave(table, records, primaryKey: primaryKey) }
+        try await Db.main.batchSave(table, records, primaryKey: primaryKey)
     }
     /// The static async form of ``Db/batchUpdate(_:_:primaryKey:)-6bpra``: runs on the main config.
     @discardableResult
     public static func batchUpdate(_ table: String, _ records: [Record], primaryKey: String = "id") async throws -> [Int] {
-        try await Db.main.runAsync { try $0.runBatchUpdate(table, records, primaryKey: primaryKey) }
+        try await Db.main.batchUpdate(table, records, primaryKey: primaryKey)
     }
 }
