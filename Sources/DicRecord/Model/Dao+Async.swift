@@ -16,22 +16,22 @@ extension Dao {
 
     /// The async form of ``Dao/find(_:_:)-966pz``.
     public func find(_ sql: String, _ args: DatabaseArgument...) async throws -> sending [M] {
-        try await runAsync { try $0.findModels(sql, .positional(args)) }
+        try await runAsync { try $0.find(sql, arguments: args) }
     }
 
     /// The async form of ``Dao/find(_:arguments:)-6fm8h``.
     public func find(_ sql: String, arguments: [DatabaseArgument]) async throws -> sending [M] {
-        try await runAsync { try $0.findModels(sql, .positional(arguments)) }
+        try await runAsync { try $0.find(sql, arguments: arguments) }
     }
 
     /// The async form of ``Dao/findFirst(_:_:)-83yt5``.
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> sending M? {
-        try await runAsync { try $0.findFirstModel(sql, .positional(args)) }
+        try await runAsync { try $0.findFirst(sql, arguments: args) }
     }
 
     /// The async form of ``Dao/findFirst(_:arguments:)-6tk07``.
     public func findFirst(_ sql: String, arguments: [DatabaseArgument]) async throws -> sending M? {
-        try await runAsync { try $0.findFirstModel(sql, .positional(arguments)) }
+        try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
 
     /// The async form of ``Dao/findAll()-3zxmx``.
@@ -56,12 +56,12 @@ extension Dao {
 
     /// The async form of ``Dao/findByCondition(_:_:)-942ds``.
     public func findByCondition(_ condition: String, _ args: DatabaseArgument...) async throws -> sending [M] {
-        try await runAsync { try $0.find(condition: condition, .positional(args)) }
+        try await runAsync { try $0.findByCondition(condition, arguments: args) }
     }
 
     /// The async form of ``Dao/findByCondition(_:arguments:)-4b6dq``.
     public func findByCondition(_ condition: String, arguments: [DatabaseArgument]) async throws -> sending [M] {
-        try await runAsync { try $0.find(condition: condition, .positional(arguments)) }
+        try await runAsync { try $0.findByCondition(condition, arguments: arguments) }
     }
 
     /// The async form of ``Dao/findFirstByCondition(_:_:)-37fst``.
@@ -76,7 +76,7 @@ extension Dao {
 
     /// The async form of ``Dao/count()-9h36g``.
     public func count() async throws -> Int {
-        try await runAsync { try $0.count(condition: "", .none) }
+        try await runAsync { try $0.count() }
     }
 
     /// The async form of ``Dao/paginate(_:_:_:_:_:)-866nb``.
