@@ -20,12 +20,10 @@ extension Db {
     public func tx(_ body: (Db) async throws -> Bool) async throws -> Bool {
         try await runAsyncTransaction(body, commit: { $0 })
     }
-
     /// The async form of ``Db/transaction(_:)-44ce1``: every call the task makes on this config while `body` runs joins the transaction.
     public func transaction<T>(_ body: (Db) async throws -> T) async throws -> T {
         try await runAsyncTransaction(body, commit: { _ in true })
     }
-
     /// The async form of ``Db/execute(_:)-8s0xw``: `body` runs on a pool thread, in the task's transaction if any.
     public func execute<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync { try $0.execute(body) }
