@@ -7,17 +7,14 @@ extension Db {
     public static func tx(_ body: (Db) async throws -> Bool) async throws -> Bool {
         try await Db.main.tx(body)
     }
-
     /// The static async form of ``Db/transaction(_:)-44ce1``: runs on the main config.
     public static func transaction<T>(_ body: (Db) async throws -> T) async throws -> T {
         try await Db.main.transaction(body)
     }
-
     /// The static async form of ``Db/execute(_:)-8s0xw``: runs on the main config.
     public static func execute<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await Db.main.execute(body)
     }
-
     /// The static async form of ``Db/find(_:_:)-3vdsr``: runs on the main config.
     public static func find(_ sql: String, _ args: DatabaseArgument...) async throws -> [Record] {
         try await Db.main.find(sql, arguments: args)
