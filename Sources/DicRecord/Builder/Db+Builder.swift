@@ -55,17 +55,14 @@ extension Db {
     public func find(_ query: Select) async throws -> [Record] {
         try await runAsync { try $0.find(query) }
     }
-
     /// The async form of ``Db/findFirst(_:)-3g8o2``.
     public func findFirst(_ query: Select) async throws -> Record? {
         try await runAsync { try $0.findFirst(query) }
     }
-
     /// The async form of ``Db/query(_:as:)-17zug``.
     public func query<T: Sendable>(_ query: Select, as type: T.Type) async throws -> [T?] {
         try await runAsync { try $0.query(query, as: T.self) }
     }
-
     /// The async form of ``Db/update(_:)-6adab``.
     @discardableResult
     public func update(_ statement: some SqlWriteStatement) async throws -> Int {
@@ -155,17 +152,14 @@ extension Dao {
     public func find(_ query: Select) async throws -> sending [M] {
         try await runAsync { try $0.find(query) }
     }
-
     /// The async form of ``Dao/find(where:orderBy:limit:offset:)-9ldzr``.
     public func find(where condition: SqlClause? = nil, orderBy: SqlExpression..., limit: Int? = nil, offset: Int? = nil) async throws -> sending [M] {
         try await runAsync { dao in try dao.find(dao.select(condition, orderBy, limit, offset)) }
     }
-
     /// The async form of ``Dao/count(where:)-73gqy``.
     public func count(where condition: SqlClause) async throws -> Int {
         try await runAsync { try $0.count(where: condition) }
     }
-
     /// The async form of ``Dao/delete(where:)-7ipp8``.
     @discardableResult
     public func delete(where condition: SqlClause) async throws -> Int {
