@@ -51,34 +51,19 @@ extension Db {
         try updateRows(statement.sql, .positional(statement.arguments))
     }
 
-    /// The async form of `find(_:)` for a built query.
-    /// ```swift
-    /// let teens = try await Db.main.find(Select().from("student").where("age".gt(12)))
-    /// ```
+    /// The async form of ``Db/find(_:)-8n9ga``.
     public func find(_ query: Select) async throws -> [Record] {
         try await runAsync { try $0.find(query) }
     }
-
-    /// The async form of `findFirst(_:)` for a built query.
-    /// ```swift
-    /// let jack = try await Db.main.findFirst(Select().from("student").where("name".eq("Jack")))
-    /// ```
+    /// The async form of ``Db/findFirst(_:)-3g8o2``.
     public func findFirst(_ query: Select) async throws -> Record? {
         try await runAsync { try $0.findFirst(query) }
     }
-
-    /// The async form of `query(_:as:)` for a built query.
-    /// ```swift
-    /// let names = try await Db.main.query(Select("name").from("student"), as: String.self)
-    /// ```
+    /// The async form of ``Db/query(_:as:)-17zug``.
     public func query<T: Sendable>(_ query: Select, as type: T.Type) async throws -> [T?] {
         try await runAsync { try $0.query(query, as: T.self) }
     }
-
-    /// The async form of `update(_:)` for a built statement.
-    /// ```swift
-    /// try await Db.main.update(Delete(from: "student").where("age".lt(6)))
-    /// ```
+    /// The async form of ``Db/update(_:)-6adab``.
     @discardableResult
     public func update(_ statement: some SqlWriteStatement) async throws -> Int {
         try await runAsync { try $0.update(statement) }
@@ -86,51 +71,24 @@ extension Db {
 
     // Static shortcuts on main.
 
-    /// The rows of a built query, on the main config.
-    /// ```swift
-    /// let teens = try Db.find(Select().from("student").where("age".gt(12)))
-    /// ```
+    /// The static form of ``Db/find(_:)-8n9ga``: runs on the main config.
     public static func find(_ query: Select) throws -> [Record] { try Db.main.find(query) }
-    /// The first row of a built query, or nil, on the main config.
-    /// ```swift
-    /// let jack = try Db.findFirst(Select().from("student").where("name".eq("Jack")))
-    /// ```
+    /// The static form of ``Db/findFirst(_:)-3g8o2``: runs on the main config.
     public static func findFirst(_ query: Select) throws -> Record? { try Db.main.findFirst(query) }
-    /// Streams the rows of a built query on the main config; return false to stop.
-    /// ```swift
-    /// try Db.each(Select().from("student")) { student in print(student.name as Any); return true }
-    /// ```
+    /// The static form of ``Db/each(_:body:)-7f42g``: runs on the main config.
     public static func each(_ query: Select, body: (Record) throws -> Bool) throws { try Db.main.each(query, body: body) }
-    /// The single column of a built query as `T`, on the main config.
-    /// ```swift
-    /// let names = try Db.query(Select("name").from("student"), as: String.self)
-    /// ```
+    /// The static form of ``Db/query(_:as:)-17zug``: runs on the main config.
     public static func query<T>(_ query: Select, as type: T.Type) throws -> [T?] { try Db.main.query(query, as: T.self) }
-    /// The single value of a built query as `T`, or nil, on the main config.
-    /// ```swift
-    /// let count = try Db.queryFirst(Select(SQL.count()).from("student"), as: Int.self)
-    /// ```
+    /// The static form of ``Db/queryFirst(_:as:)-zohu``: runs on the main config.
     public static func queryFirst<T>(_ query: Select, as type: T.Type) throws -> T? { try Db.main.queryFirst(query, as: T.self) }
-    /// Runs a built INSERT, UPDATE or DELETE on the main config; returns the rows changed.
-    /// ```swift
-    /// try Db.update(Insert(into: "student").values(["name": "Jack", "age": 14]))
-    /// ```
+    /// The static form of ``Db/update(_:)-6adab``: runs on the main config.
     @discardableResult
     public static func update(_ statement: some SqlWriteStatement) throws -> Int { try Db.main.update(statement) }
-    /// The async form of `Db.find(_:)` for a built query, on the main config.
-    /// ```swift
-    /// let teens = try await Db.find(Select().from("student").where("age".gt(12)))
-    /// ```
+    /// The static async form of ``Db/find(_:)-8n9ga``: runs on the main config.
     public static func find(_ query: Select) async throws -> [Record] { try await Db.main.find(query) }
-    /// The async form of `Db.findFirst(_:)` for a built query, on the main config.
-    /// ```swift
-    /// let jack = try await Db.findFirst(Select().from("student").where("name".eq("Jack")))
-    /// ```
+    /// The static async form of ``Db/findFirst(_:)-3g8o2``: runs on the main config.
     public static func findFirst(_ query: Select) async throws -> Record? { try await Db.main.findFirst(query) }
-    /// The async form of `Db.update(_:)` for a built statement, on the main config.
-    /// ```swift
-    /// try await Db.update(Update("student").set(["age": 14]).where("id".eq(15)))
-    /// ```
+    /// The static async form of ``Db/update(_:)-6adab``: runs on the main config.
     @discardableResult
     public static func update(_ statement: some SqlWriteStatement) async throws -> Int { try await Db.main.update(statement) }
 }
@@ -190,34 +148,19 @@ extension Dao {
         return query
     }
 
-    /// The async form of `find(_:)` for a built query.
-    /// ```swift
-    /// let teens = try await Student.dao.find(Select().from("student").where("age".gt(12)))
-    /// ```
+    /// The async form of ``Dao/find(_:)-77t56``.
     public func find(_ query: Select) async throws -> sending [M] {
         try await runAsync { try $0.find(query) }
     }
-
-    /// The async form of `find(where:orderBy:limit:offset:)`.
-    /// ```swift
-    /// let oldest = try await Student.dao.find(where: "age".gt(18), orderBy: "age".desc, limit: 10)
-    /// ```
+    /// The async form of ``Dao/find(where:orderBy:limit:offset:)-9ldzr``.
     public func find(where condition: SqlClause? = nil, orderBy: SqlExpression..., limit: Int? = nil, offset: Int? = nil) async throws -> sending [M] {
         try await runAsync { dao in try dao.find(dao.select(condition, orderBy, limit, offset)) }
     }
-
-    /// The async form of `count(where:)`.
-    /// ```swift
-    /// let teens = try await Student.dao.count(where: "age".between(13, 19))
-    /// ```
+    /// The async form of ``Dao/count(where:)-73gqy``.
     public func count(where condition: SqlClause) async throws -> Int {
         try await runAsync { try $0.count(where: condition) }
     }
-
-    /// The async form of `delete(where:)`.
-    /// ```swift
-    /// try await Student.dao.delete(where: "name".eq("张三"))
-    /// ```
+    /// The async form of ``Dao/delete(where:)-7ipp8``.
     @discardableResult
     public func delete(where condition: SqlClause) async throws -> Int {
         try await runAsync { try $0.delete(where: condition) }

@@ -14,229 +14,124 @@ extension Dao {
 
     // MARK: Finding
 
-    /// The async form of `find(_:_:)`: the models of any query over the model's table.
-    /// ```swift
-    /// let students = try await Student.dao.find("select * from student where age > ?", 12)
-    /// ```
+    /// The async form of ``Dao/find(_:_:)-966pz``.
     public func find(_ sql: String, _ args: DatabaseArgument...) async throws -> sending [M] {
-        try await runAsync { try $0.findModels(sql, .positional(args)) }
+        try await runAsync { try $0.find(sql, arguments: args) }
     }
-
-    /// The async form of `find(_:arguments:)`: the models of a query, arguments as an array.
-    /// ```swift
-    /// let students = try await Student.dao.find("select * from student where age > ?", arguments: [12])
-    /// ```
+    /// The async form of ``Dao/find(_:arguments:)-6fm8h``.
     public func find(_ sql: String, arguments: [DatabaseArgument]) async throws -> sending [M] {
-        try await runAsync { try $0.findModels(sql, .positional(arguments)) }
+        try await runAsync { try $0.find(sql, arguments: arguments) }
     }
-
-    /// The async form of `findFirst(_:_:)`: the first model of `sql`, or nil.
-    /// ```swift
-    /// let jack = try await Student.dao.findFirst("select * from student where name = ?", "Jack")
-    /// ```
+    /// The async form of ``Dao/findFirst(_:_:)-83yt5``.
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> sending M? {
-        try await runAsync { try $0.findFirstModel(sql, .positional(args)) }
+        try await runAsync { try $0.findFirst(sql, arguments: args) }
     }
-
-    /// The async form of `findFirst(_:arguments:)`: the first model of `sql`, or nil, arguments as an array.
-    /// ```swift
-    /// let jack = try await Student.dao.findFirst("select * from student where name = ?", arguments: ["Jack"])
-    /// ```
+    /// The async form of ``Dao/findFirst(_:arguments:)-6tk07``.
     public func findFirst(_ sql: String, arguments: [DatabaseArgument]) async throws -> sending M? {
-        try await runAsync { try $0.findFirstModel(sql, .positional(arguments)) }
+        try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
-
-    /// The async form of `findAll()`: every row of the table, as models.
-    /// ```swift
-    /// let everyone = try await Student.dao.findAll()
-    /// ```
+    /// The async form of ``Dao/findAll()-3zxmx``.
     public func findAll() async throws -> sending [M] {
         try await runAsync { try $0.findAll() }
     }
-
-    /// The async form of `findById(_:)`: the model whose key is `id`, or nil.
-    /// ```swift
-    /// let student = try await Student.dao.findById(15)
-    /// ```
+    /// The async form of ``Dao/findById(_:)-8m1ji``.
     public func findById(_ id: DatabaseArgument) async throws -> sending M? {
         try await runAsync { try $0.findById(id) }
     }
-
-    /// The async form of `findById(_:loadColumns:)`: only `loadColumns` are read.
-    /// ```swift
-    /// let student = try await Student.dao.findById(15, loadColumns: "id, name")
-    /// ```
+    /// The async form of ``Dao/findById(_:loadColumns:)-7d7pi``.
     public func findById(_ id: DatabaseArgument, loadColumns: String) async throws -> sending M? {
         try await runAsync { try $0.findById(id, loadColumns: loadColumns) }
     }
-
-    /// The async form of `findByIds(_:)`: the model with a composite key, or nil.
-    /// ```swift
-    /// let enrollment = try await Enrollment.dao.findByIds(1, 7)
-    /// ```
+    /// The async form of ``Dao/findByIds(_:)-5tyb2``.
     public func findByIds(_ ids: DatabaseArgument...) async throws -> sending M? {
         try await runAsync { try $0.findByKeyValues(ids) }
     }
-
-    /// The async form of `findByCondition(_:_:)`: the models matching `condition`.
-    /// ```swift
-    /// let teens = try await Student.dao.findByCondition("age > ?", 12)
-    /// ```
+    /// The async form of ``Dao/findByCondition(_:_:)-942ds``.
     public func findByCondition(_ condition: String, _ args: DatabaseArgument...) async throws -> sending [M] {
-        try await runAsync { try $0.find(condition: condition, .positional(args)) }
+        try await runAsync { try $0.findByCondition(condition, arguments: args) }
     }
-
-    /// The async form of `findByCondition(_:arguments:)`: the models matching `condition`, arguments as an array.
-    /// ```swift
-    /// let teens = try await Student.dao.findByCondition("age > ?", arguments: [12])
-    /// ```
+    /// The async form of ``Dao/findByCondition(_:arguments:)-4b6dq``.
     public func findByCondition(_ condition: String, arguments: [DatabaseArgument]) async throws -> sending [M] {
-        try await runAsync { try $0.find(condition: condition, .positional(arguments)) }
+        try await runAsync { try $0.findByCondition(condition, arguments: arguments) }
     }
-
-    /// The async form of `findFirstByCondition(_:_:)`: the first model matching `condition`, or nil.
-    /// ```swift
-    /// let youngest = try await Student.dao.findFirstByCondition("age > ? order by age", 12)
-    /// ```
+    /// The async form of ``Dao/findFirstByCondition(_:_:)-37fst``.
     public func findFirstByCondition(_ condition: String, _ args: DatabaseArgument...) async throws -> sending M? {
         try await runAsync { try $0.findFirst(condition: condition, .positional(args)) }
     }
-
-    /// The async form of `countByCondition(_:_:)`: the number of rows matching `condition`.
-    /// ```swift
-    /// let teens = try await Student.dao.countByCondition("age > ?", 12)
-    /// ```
+    /// The async form of ``Dao/countByCondition(_:_:)-8lypg``.
     public func countByCondition(_ condition: String, _ args: DatabaseArgument...) async throws -> Int {
         try await runAsync { try $0.count(condition: condition, .positional(args)) }
     }
-
-    /// The async form of `count()`: the number of rows in the table.
-    /// ```swift
-    /// let total = try await Student.dao.count()
-    /// ```
+    /// The async form of ``Dao/count()-9h36g``.
     public func count() async throws -> Int {
-        try await runAsync { try $0.count(condition: "", .none) }
+        try await runAsync { try $0.count() }
     }
-
-    /// The async form of `paginate(_:_:_:_:_:)`: a page of models.
-    /// ```swift
-    /// let page = try await Student.dao.paginate(1, 10, "select *", "from student where age > ?", 12)
-    /// ```
+    /// The async form of ``Dao/paginate(_:_:_:_:_:)-866nb``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          _ args: DatabaseArgument...) async throws -> sending Page<M> {
         try await runAsync { try $0.paginateModels(pageNumber, pageSize, select, sqlExceptSelect, .positional(args)) }
     }
-
-    /// The async form of `queryOne(_:_:)`: the single value of a one-column query, or nil.
-    /// ```swift
-    /// let oldest = try await Student.dao.queryOne("select max(age) from student")
-    /// ```
+    /// The async form of ``Dao/queryOne(_:_:)-6a4qj``.
     public func queryOne(_ sql: String, _ args: DatabaseArgument...) async throws -> sending Any? {
         try await runAsync { try $0.queryOne(sql, .positional(args)) }
     }
-
-    /// The async form of `search(_:limit:)`: models whose `searchColumns` match `text`, best match first.
-    /// ```swift
-    /// let hits = try await Article.dao.search("swift sqlite", limit: 20)
-    /// ```
+    /// The async form of ``Dao/search(_:limit:)-6kog7``.
     public func search(_ text: String, limit: Int? = nil) async throws -> sending [M] {
         try await runAsync { try $0.search(text, limit: limit) }
     }
-
-    /// The async form of `search(fts5Query:limit:)`: models matching an FTS5 query, best match first.
-    /// ```swift
-    /// let hits = try await Article.dao.search(fts5Query: "swift OR sqli*", limit: 20)
-    /// ```
+    /// The async form of ``Dao/search(fts5Query:limit:)-5y8s3``.
     public func search(fts5Query query: String, limit: Int? = nil) async throws -> sending [M] {
         try await runAsync { try $0.search(fts5Query: query, limit: limit) }
     }
 
     // MARK: Aggregates
 
-    /// The async form of `count(_:where:_:)`: non-NULL values of `column` in the matching rows.
-    /// ```swift
-    /// let withEmail = try await User.dao.count("email")
-    /// ```
+    /// The async form of ``Dao/count(_:where:_:)-6ffsb``.
     public func count(_ column: String, where condition: String = "", _ args: DatabaseArgument...) async throws -> Int {
         try await runAsync { try $0.aggregate(column, "count", condition, args, as: Int.self) ?? 0 }
     }
-
-    /// The async form of `max(_:where:_:as:)`: the largest value of `column`, nil on no rows.
-    /// ```swift
-    /// let oldest = try await Student.dao.max("age", as: Int.self)
-    /// ```
+    /// The async form of ``Dao/max(_:where:_:as:)-217r7``.
     public func max<T: Sendable>(_ column: String, where condition: String = "", _ args: DatabaseArgument...,
                                  as type: T.Type = T.self) async throws -> T? {
         try await runAsync { try $0.aggregate(column, "max", condition, args, as: T.self) }
     }
-
-    /// The async form of `min(_:where:_:as:)`: the smallest value of `column`, nil on no rows.
-    /// ```swift
-    /// let youngest = try await Student.dao.min("age", as: Int.self)
-    /// ```
+    /// The async form of ``Dao/min(_:where:_:as:)-1fkz3``.
     public func min<T: Sendable>(_ column: String, where condition: String = "", _ args: DatabaseArgument...,
                                  as type: T.Type = T.self) async throws -> T? {
         try await runAsync { try $0.aggregate(column, "min", condition, args, as: T.self) }
     }
-
-    /// The async form of `sum(_:where:_:as:)`: SQLite's `sum`, nil on no rows.
-    /// ```swift
-    /// let ages = try await Student.dao.sum("age", where: "class_id = ?", 3, as: Int.self)
-    /// ```
+    /// The async form of ``Dao/sum(_:where:_:as:)-9pgv7``.
     public func sum<T: Sendable>(_ column: String, where condition: String = "", _ args: DatabaseArgument...,
                                  as type: T.Type = T.self) async throws -> T? {
         try await runAsync { try $0.aggregate(column, "sum", condition, args, as: T.self) }
     }
-
-    /// The async form of `total(_:where:_:)`: the sum as a Double, 0.0 on no rows.
-    /// ```swift
-    /// let total = try await Student.dao.total("age")
-    /// ```
+    /// The async form of ``Dao/total(_:where:_:)-9ujqv``.
     public func total(_ column: String, where condition: String = "", _ args: DatabaseArgument...) async throws -> Double {
         try await runAsync { try $0.aggregate(column, "total", condition, args, as: Double.self) ?? 0 }
     }
-
-    /// The async form of `avg(_:where:_:)`: the average of `column`, nil on no rows.
-    /// ```swift
-    /// let averageAge = try await Student.dao.avg("age")
-    /// ```
+    /// The async form of ``Dao/avg(_:where:_:)-2p0a``.
     public func avg(_ column: String, where condition: String = "", _ args: DatabaseArgument...) async throws -> Double? {
         try await runAsync { try $0.aggregate(column, "avg", condition, args, as: Double.self) }
     }
 
     // MARK: Deleting
 
-    /// The async form of `deleteById(_:)`: true when a row was deleted.
-    /// ```swift
-    /// try await Student.dao.deleteById(20)
-    /// ```
+    /// The async form of ``Dao/deleteById(_:)-3xw9b``.
     @discardableResult
     public func deleteById(_ id: DatabaseArgument) async throws -> Bool {
         try await runAsync { try $0.deleteById(id) }
     }
-
-    /// The async form of `deleteByIds(_:)`: true when a row was deleted.
-    /// ```swift
-    /// try await Enrollment.dao.deleteByIds(1, 7)
-    /// ```
+    /// The async form of ``Dao/deleteByIds(_:)-6d78k``.
     @discardableResult
     public func deleteByIds(_ ids: DatabaseArgument...) async throws -> Bool {
         try await runAsync { try $0.deleteByKeyValues(ids) }
     }
-
-    /// The async form of `deleteByCondition(_:_:)`: deletes the matching rows (an empty condition throws); returns how many.
-    /// ```swift
-    /// try await Student.dao.deleteByCondition("name = ?", "张三")
-    /// ```
+    /// The async form of ``Dao/deleteByCondition(_:_:)-8v3fr``.
     @discardableResult
     public func deleteByCondition(_ condition: String, _ args: DatabaseArgument...) async throws -> Int {
         try await runAsync { try $0.delete(condition: condition, .positional(args)) }
     }
-
-    /// The async form of `deleteAll()`: deletes every row; returns how many.
-    /// ```swift
-    /// try await Student.dao.deleteAll()
-    /// ```
+    /// The async form of ``Dao/deleteAll()-9b8bk``.
     @discardableResult
     public func deleteAll() async throws -> Int {
         try await runAsync { try $0.deleteAll() }
