@@ -177,13 +177,8 @@ import Testing
     /// A model's Date column loads finite REAL seconds and refuses a stored infinity (written by
     /// another program) with the load's ConversionError.
     @Test func aModelLoadChecksThatAStoredDateIsFinite() throws {
-        try DbContext.withIsolatedRegistry {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-dates-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let context = try DbContext(path: folder.appendingPathComponent("d.sqlite").path)
-            context.register(DatedNote.self)
-            try context.start()
-            defer { context.stop() }
+        try withDatabase { t throws in
+            t.context.register(DatedNote.self)
             try Db.update("insert into dated_note(id, at) values (1, 86400.5), (2, 9e999)")
             #expect(try DatedNote.dao.findById(1)?.at == Date(timeIntervalSince1970: 86400.5))
             let error = try #require(throws: ConversionError.self) { try DatedNote.dao.findById(2) }
@@ -193,13 +188,8 @@ import Testing
     }
 
     @Test func aNonFiniteDateInAModelIsRefusedAtSave() throws {
-        try DbContext.withIsolatedRegistry {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-dates-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let context = try DbContext(path: folder.appendingPathComponent("d.sqlite").path)
-            context.register(DatedNote.self)
-            try context.start()
-            defer { context.stop() }
+        try withDatabase { t throws in
+            t.context.register(DatedNote.self)
             let note = DatedNote()
             note.at = Date(timeIntervalSince1970: .infinity)
             #expect(throws: (any Error).self) { try note.save() }
