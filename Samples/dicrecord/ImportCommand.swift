@@ -61,7 +61,7 @@ struct ImportCommand: ParsableCommand {
                             insert = (row.columns, insertSQL(row.columns))
                         }
                         do {
-                            _ = try db.update(insert.sql, arguments: row.values.map { $0 as DatabaseArgument })
+                            _ = try db.update(insert.sql, arguments: StatementArguments(row.values.map { $0 as DatabaseArgument }))
                         } catch {
                             throw ToolError("\(name) row \(index + 1) (line \(row.line)): \(ErrorText.describe(error, userSQL: nil)); nothing was imported")
                         }

@@ -71,7 +71,7 @@ struct QueryCommand: ParsableCommand {
                     if page != nil || size != nil {
                         try printPage(db, statement.sql, values, writer, rowCount: &rowCount)
                     } else {
-                        try db.each(statement.sql, arguments: values) { record in
+                        try db.each(statement.sql, arguments: StatementArguments(values)) { record in
                             writer.write(columns: record.columnNames, row: try Database.values(of: record))
                             rowCount += 1
                             return true
@@ -88,7 +88,7 @@ struct QueryCommand: ParsableCommand {
     /// (with a WITH clause, GROUP BY, a trailing ORDER BY, …) is counted and paged as written.
     private func printPage(_ db: Db, _ sql: String, _ values: [DatabaseArgument], _ writer: any RowWriter, rowCount: inout Int) throws {
         // The closing parenthesis on its own line: a trailing `-- comment` cannot swallow it.
-        let result = try db.paginate(page ?? 1, size ?? 20, "select *", "from (\n\(sql)\n)", arguments: values)
+        let result = try db.paginate(page ?? 1, size ?? 20, "select *", "from (\n\(sql)\n)", arguments: StatementArguments(values))
         for record in result.list {
             writer.write(columns: record.columnNames, row: try Database.values(of: record))
             rowCount += 1

@@ -27,7 +27,7 @@ struct ReadonlyStatement {
             throw ToolError("the \(firstWord.uppercased()) statement may write, and query opens the database readonly (only import writes)")
         } catch where wrapped {
             // SQLite's message about the statement around it would mislead: ask about the statement alone.
-            _ = try db.find("explain " + sql, arguments: arguments)
+            _ = try db.find("explain " + sql, arguments: StatementArguments(arguments))
             guard ["select", "values", "with"].contains(firstWord) else {
                 throw ToolError("--page and --size need a query (SELECT, VALUES or WITH … SELECT), not \(firstWord.uppercased())")
             }

@@ -247,7 +247,7 @@ final class BuilderStudent: Model {
             })
             func same(_ built: Select, _ raw: String, _ args: DatabaseArgument..., sourceLocation: SourceLocation = #_sourceLocation) throws {
                 let a = try db.find(built).map { try $0.toJSON() }
-                let b = try db.find(raw, arguments: args).map { try $0.toJSON() }
+                let b = try db.find(raw, arguments: StatementArguments(args)).map { try $0.toJSON() }
                 #expect(a == b, sourceLocation: sourceLocation)
                 #expect(!a.isEmpty, sourceLocation: sourceLocation)
             }

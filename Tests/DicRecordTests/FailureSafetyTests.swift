@@ -74,7 +74,7 @@ struct FailureSafetyTests {
 
             let tx = try #require(throws: DatabaseError.self) {
                 try t.db.tx { db in
-                    for row in rows { try db.update(sql, arguments: row) }
+                    for row in rows { try db.update(sql, arguments: StatementArguments(row)) }
                     return true
                 }
             }
@@ -96,7 +96,7 @@ struct FailureSafetyTests {
             // With room again, the same transaction goes through.
             try t.db.execute { connection in try connection.execute("PRAGMA max_page_count = 1073741823") }
             #expect(try t.db.tx { db in
-                for row in rows { try db.update(sql, arguments: row) }
+                for row in rows { try db.update(sql, arguments: StatementArguments(row)) }
                 return true
             })
             #expect(try t.db.queryInt("select count(*) from code") == 2003)

@@ -95,13 +95,13 @@ struct HostileInputTests {
             ]
             for (label, arguments) in argumentSets {
                 let calls: [(String, () throws -> Void)] = [
-                    ("find", { _ = try db.find(sql, arguments: arguments) }),
-                    ("findFirst", { _ = try db.findFirst(sql, arguments: arguments) }),
-                    ("each", { try db.each(sql, arguments: arguments) { _ in true } }),
-                    ("query", { _ = try db.query("select :id + 0 where @name is $tag", arguments: arguments, as: Int.self) }),
-                    ("update", { _ = try db.update("update t set name = @name where id = :id and $tag is null", arguments: arguments) }),
-                    ("paginate", { _ = try db.paginate(1, 5, "select *", "from t where id = :id and name != @name and $tag is null", arguments: arguments) }),
-                    ("batch", { _ = try db.batch([Sql("update t set name = @name where id = :id and $tag is null", arguments: arguments)]) }),
+                    ("find", { _ = try db.find(sql, arguments: StatementArguments(arguments)) }),
+                    ("findFirst", { _ = try db.findFirst(sql, arguments: StatementArguments(arguments)) }),
+                    ("each", { try db.each(sql, arguments: StatementArguments(arguments)) { _ in true } }),
+                    ("query", { _ = try db.query("select :id + 0 where @name is $tag", arguments: StatementArguments(arguments), as: Int.self) }),
+                    ("update", { _ = try db.update("update t set name = @name where id = :id and $tag is null", arguments: StatementArguments(arguments)) }),
+                    ("paginate", { _ = try db.paginate(1, 5, "select *", "from t where id = :id and name != @name and $tag is null", arguments: StatementArguments(arguments)) }),
+                    ("batch", { _ = try db.batch([Sql("update t set name = @name where id = :id and $tag is null", arguments: StatementArguments(arguments))]) }),
                 ]
                 for (name, call) in calls {
                     let error = try #require(throws: DicRecordError.self, "\(label) \(name)") { try call() }
@@ -144,13 +144,13 @@ struct HostileInputTests {
             try Self.makeTable(db)
             let before = try Self.checksum(db)
             for arguments in [[], [1], [1, 2]] as [[DatabaseArgument]] {
-                let find = try #require(throws: DatabaseError.self) { try db.find(sql, arguments: arguments) }
+                let find = try #require(throws: DatabaseError.self) { try db.find(sql, arguments: StatementArguments(arguments)) }
                 #expect(find.sql == sql && find.resultCode == 1)
-                #expect(throws: DatabaseError.self) { try db.update(sql, arguments: arguments) }
-                #expect(throws: DatabaseError.self) { try db.query(sql, arguments: arguments, as: Int.self) }
-                #expect(throws: DatabaseError.self) { try db.each(sql, arguments: arguments) { _ in true } }
-                #expect(throws: DatabaseError.self) { try db.paginate(1, 10, "select *", "from (\(sql))", arguments: arguments) }
-                #expect(throws: DatabaseError.self) { try db.batch([Sql(sql, arguments: arguments)]) }
+                #expect(throws: DatabaseError.self) { try db.update(sql, arguments: StatementArguments(arguments)) }
+                #expect(throws: DatabaseError.self) { try db.query(sql, arguments: StatementArguments(arguments), as: Int.self) }
+                #expect(throws: DatabaseError.self) { try db.each(sql, arguments: StatementArguments(arguments)) { _ in true } }
+                #expect(throws: DatabaseError.self) { try db.paginate(1, 10, "select *", "from (\(sql))", arguments: StatementArguments(arguments)) }
+                #expect(throws: DatabaseError.self) { try db.batch([Sql(sql, arguments: StatementArguments(arguments))]) }
             }
             #expect(try Self.checksum(db) == before)
         }
@@ -170,16 +170,16 @@ struct HostileInputTests {
             let limit = try #require(message.split(separator: "?").last.flatMap { Int($0.prefix { $0.isNumber }) })
             #expect(limit >= 999)
             if count <= limit {
-                #expect(try db.queryFirst(sql, arguments: ids, as: Int.self) == 1)        // 0, 3, 6, ...: of the rows, only 3
+                #expect(try db.queryFirst(sql, arguments: StatementArguments(ids), as: Int.self) == 1)        // 0, 3, 6, ...: of the rows, only 3
                 for wrong in [Array(ids.dropLast()), ids + [1]] {
-                    let error = try #require(throws: DicRecordError.self) { try db.queryFirst(sql, arguments: wrong, as: Int.self) }
+                    let error = try #require(throws: DicRecordError.self) { try db.queryFirst(sql, arguments: StatementArguments(wrong), as: Int.self) }
                     #expect(error.kind == .argumentCount)
                 }
             } else {
-                #expect(throws: DatabaseError.self) { try db.queryFirst(sql, arguments: ids, as: Int.self) }
+                #expect(throws: DatabaseError.self) { try db.queryFirst(sql, arguments: StatementArguments(ids), as: Int.self) }
             }
             let tooMany = "select count(*) from t where id in (" + Array(repeating: "?", count: limit + 1).joined(separator: ",") + ")"
-            let error = try #require(throws: DatabaseError.self) { try db.queryFirst(tooMany, arguments: Array(repeating: 1, count: limit + 1), as: Int.self) }
+            let error = try #require(throws: DatabaseError.self) { try db.queryFirst(tooMany, arguments: StatementArguments(Array(repeating: 1, count: limit + 1)), as: Int.self) }
             #expect(error.message.contains("too many SQL variables"))
         }
     }
@@ -770,8 +770,8 @@ struct HostileInput: CustomStringConvertible {
         case .batch(let statements):
             _ = try db.batch(statements.map { sql, arguments in
                 switch arguments {
-                case .positional(let values): Sql(sql, arguments: values)
-                case .named(let values): Sql(sql, arguments: values)
+                case .positional(let values): Sql(sql, arguments: StatementArguments(values))
+                case .named(let values): Sql(sql, arguments: StatementArguments(values))
                 }
             })
         case .batchRows(let rows):

@@ -39,7 +39,7 @@ import Testing
             #expect(byText.message.contains("argument 1: TEXT of 1001 bytes"))
             let byName = try #require(throws: DicRecordError.self) {
                 let arguments: [String: DatabaseArgument] = ["name": "ok", "data": blob]
-                try t.db.update("insert into t(name, data) values (:name, :data)", arguments: arguments)
+                try t.db.update("insert into t(name, data) values (:name, :data)", arguments: StatementArguments(arguments))
             }
             #expect(byName.message.contains("(:data): BLOB of 1001 bytes"))
             // Through a registry converter (a URL is bound as its TEXT).

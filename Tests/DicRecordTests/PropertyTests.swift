@@ -220,7 +220,7 @@ struct PropertyTests {
                     let sqlColumns = columns.filter { !$0.name.unicodeScalars.contains("\u{0}") }
                     guard !sqlColumns.isEmpty else { return }
                     let select = "select " + sqlColumns.map { "? as " + Self.quoteIdentifier($0.name) }.joined(separator: ", ")
-                    let fetched = try #require(try t.db.findFirst(select, arguments: sqlColumns.map(\.value.argument)))
+                    let fetched = try #require(try t.db.findFirst(select, arguments: StatementArguments(sqlColumns.map(\.value.argument))))
                     #expect(fetched.columnNames == sqlColumns.map(\.name))
                     try Self.expectJSONRoundTrip(fetched, sqlColumns)
                 }
@@ -321,7 +321,7 @@ struct PropertyTests {
                         let total = query.expected.count
                         let totalPage = (total + scenario.pageSize - 1) / scenario.pageSize
                         for pageNumber in scenario.pageNumbers(totalPage: totalPage) {
-                            let page = try t.db.paginate(pageNumber, scenario.pageSize, query.select, query.rest, arguments: query.args)
+                            let page = try t.db.paginate(pageNumber, scenario.pageSize, query.select, query.rest, arguments: StatementArguments(query.args))
                             let start = (pageNumber - 1) * scenario.pageSize
                             let expected = start < total ? Array(query.expected[start..<min(start + scenario.pageSize, total)]) : []
                             var ids = page.list.map { $0.id as Int? }
@@ -342,7 +342,7 @@ struct PropertyTests {
                         if index == 2, totalPage > 0, totalPage <= 40 {
                             var union: [Int] = []
                             for pageNumber in 1...totalPage {
-                                union += try t.db.paginate(pageNumber, scenario.pageSize, query.select, query.rest, arguments: query.args)
+                                union += try t.db.paginate(pageNumber, scenario.pageSize, query.select, query.rest, arguments: StatementArguments(query.args))
                                     .list.compactMap { $0.id as Int? }
                             }
                             #expect(union.sorted() == query.expected.sorted())

@@ -18,16 +18,8 @@ extension Db {
     /// ```swift
     /// let teens = try Db.main.find("select * from student where age > ?", arguments: [12])
     /// ```
-    public func find(_ sql: String, arguments: [DatabaseArgument]) throws -> [Record] {
-        try findRecords(sql, .positional(arguments))
-    }
-
-    /// All rows of `sql`, with the arguments given by name for `:name` placeholders.
-    /// ```swift
-    /// let teens = try Db.main.find("select * from student where age > :age", arguments: ["age": 12])
-    /// ```
-    public func find(_ sql: String, arguments: [String: DatabaseArgument]) throws -> [Record] {
-        try findRecords(sql, .named(arguments))
+    public func find(_ sql: String, arguments: StatementArguments) throws -> [Record] {
+        try findRecords(sql, arguments.storage)
     }
 
     /// The first row of `sql`, or nil when there is none. Steps one row only (no LIMIT needed).
@@ -42,16 +34,8 @@ extension Db {
     /// ```swift
     /// let jack = try Db.main.findFirst("select * from student where name = ?", arguments: ["Jack"])
     /// ```
-    public func findFirst(_ sql: String, arguments: [DatabaseArgument]) throws -> Record? {
-        try findFirstRecord(sql, .positional(arguments))
-    }
-
-    /// The first row of `sql`, or nil, with the arguments given by name.
-    /// ```swift
-    /// let jack = try Db.main.findFirst("select * from student where name = :name", arguments: ["name": "Jack"])
-    /// ```
-    public func findFirst(_ sql: String, arguments: [String: DatabaseArgument]) throws -> Record? {
-        try findFirstRecord(sql, .named(arguments))
+    public func findFirst(_ sql: String, arguments: StatementArguments) throws -> Record? {
+        try findFirstRecord(sql, arguments.storage)
     }
 
     /// Every row of `table`; an empty array when the table is empty.
@@ -96,16 +80,8 @@ extension Db {
     /// ```swift
     /// try Db.main.each("select * from student where age > ?", arguments: [12]) { _ in true }
     /// ```
-    public func each(_ sql: String, arguments: [DatabaseArgument], body: (Record) throws -> Bool) throws {
-        try eachRecord(sql, .positional(arguments), body)
-    }
-
-    /// Streams the rows of `sql`, with the arguments given by name; return false from `body` to stop.
-    /// ```swift
-    /// try Db.main.each("select * from student where age > :age", arguments: ["age": 12]) { _ in true }
-    /// ```
-    public func each(_ sql: String, arguments: [String: DatabaseArgument], body: (Record) throws -> Bool) throws {
-        try eachRecord(sql, .named(arguments), body)
+    public func each(_ sql: String, arguments: StatementArguments, body: (Record) throws -> Bool) throws {
+        try eachRecord(sql, arguments.storage, body)
     }
 
     // MARK: Single-column queries
@@ -123,16 +99,8 @@ extension Db {
     /// ```swift
     /// let names = try Db.main.query("select name from student where age > ?", arguments: [12], as: String.self)
     /// ```
-    public func query<T>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) throws -> [T?] {
-        try queryValues(sql, .positional(arguments), as: T.self, limit: nil)
-    }
-
-    /// The single column of every row as `T`, with the arguments given by name.
-    /// ```swift
-    /// let names = try Db.main.query("select name from student where age > :age", arguments: ["age": 12], as: String.self)
-    /// ```
-    public func query<T>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) throws -> [T?] {
-        try queryValues(sql, .named(arguments), as: T.self, limit: nil)
+    public func query<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> [T?] {
+        try queryValues(sql, arguments.storage, as: T.self, limit: nil)
     }
 
     /// The single column of the first row as `T`; nil when there is no row or it is NULL.
@@ -147,16 +115,8 @@ extension Db {
     /// ```swift
     /// let age = try Db.main.queryFirst("select age from student where id = ?", arguments: [15], as: Int.self)
     /// ```
-    public func queryFirst<T>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) throws -> T? {
-        try queryValues(sql, .positional(arguments), as: T.self, limit: 1).first ?? nil
-    }
-
-    /// The single column of the first row as `T`, or nil, with the arguments given by name.
-    /// ```swift
-    /// let age = try Db.main.queryFirst("select age from student where id = :id", arguments: ["id": 15], as: Int.self)
-    /// ```
-    public func queryFirst<T>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) throws -> T? {
-        try queryValues(sql, .named(arguments), as: T.self, limit: 1).first ?? nil
+    public func queryFirst<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> T? {
+        try queryValues(sql, arguments.storage, as: T.self, limit: 1).first ?? nil
     }
 
     /// The single column of the first row as an `Int`; nil when there is no row or it is NULL.
@@ -231,17 +191,8 @@ extension Db {
     /// try Db.main.update("delete from student where age < ?", arguments: [6])
     /// ```
     @discardableResult
-    public func update(_ sql: String, arguments: [DatabaseArgument]) throws -> Int {
-        try updateRows(sql, .positional(arguments))
-    }
-
-    /// Runs a write statement with the arguments given by name; returns the number of rows changed.
-    /// ```swift
-    /// try Db.main.update("update student set age = :age where id = :id", arguments: ["age": 14, "id": 15])
-    /// ```
-    @discardableResult
-    public func update(_ sql: String, arguments: [String: DatabaseArgument]) throws -> Int {
-        try updateRows(sql, .named(arguments))
+    public func update(_ sql: String, arguments: StatementArguments) throws -> Int {
+        try updateRows(sql, arguments.storage)
     }
 
     /// INSERTs the record's columns into `table`, writes the generated key back into the record
@@ -314,17 +265,8 @@ extension Db {
     /// let page = try Db.main.paginate(2, 10, "select *", "from student where age > ?", arguments: [12])
     /// ```
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                         arguments: [DatabaseArgument]) throws -> Page<Record> {
-        try paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(arguments))
-    }
-
-    /// A page of records, with the arguments given by name.
-    /// ```swift
-    /// let page = try Db.main.paginate(2, 10, "select *", "from student where age > :age", arguments: ["age": 12])
-    /// ```
-    public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                         arguments: [String: DatabaseArgument]) throws -> Page<Record> {
-        try paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .named(arguments))
+                         arguments: StatementArguments) throws -> Page<Record> {
+        try paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, arguments.storage)
     }
 
     /// `paginate` with a total you already know (cached, or counted once): no count query runs.

@@ -33,26 +33,18 @@ extension Db {
 
     /// The async form of ``Db/find(_:_:)-3vdsr``.
     public func find(_ sql: String, _ args: DatabaseArgument...) async throws -> [Record] {
-        try await runAsync { try $0.find(sql, arguments: args) }
+        try await runAsync { try $0.find(sql, arguments: .init(args)) }
     }
     /// The async form of ``Db/find(_:arguments:)-21bkh``.
-    public func find(_ sql: String, arguments: [DatabaseArgument]) async throws -> [Record] {
-        try await runAsync { try $0.find(sql, arguments: arguments) }
-    }
-    /// The async form of ``Db/find(_:arguments:)-6bsu0``.
-    public func find(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> [Record] {
+    public func find(_ sql: String, arguments: StatementArguments) async throws -> [Record] {
         try await runAsync { try $0.find(sql, arguments: arguments) }
     }
     /// The async form of ``Db/findFirst(_:_:)-4w8mk``.
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> Record? {
-        try await runAsync { try $0.findFirst(sql, arguments: args) }
+        try await runAsync { try $0.findFirst(sql, arguments: .init(args)) }
     }
     /// The async form of ``Db/findFirst(_:arguments:)-37w3k``.
-    public func findFirst(_ sql: String, arguments: [DatabaseArgument]) async throws -> Record? {
-        try await runAsync { try $0.findFirst(sql, arguments: arguments) }
-    }
-    /// The async form of ``Db/findFirst(_:arguments:)-xm7c``.
-    public func findFirst(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> Record? {
+    public func findFirst(_ sql: String, arguments: StatementArguments) async throws -> Record? {
         try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
     /// The async form of ``Db/findAll(_:)-6gal7``.
@@ -69,81 +61,64 @@ extension Db {
     }
     /// The async form of ``Db/each(_:_:body:)-95mp5``.
     public func each(_ sql: String, _ args: DatabaseArgument..., body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await runAsync { try $0.each(sql, arguments: args, body: body) }
+        try await runAsync { try $0.each(sql, arguments: .init(args), body: body) }
     }
     /// The async form of ``Db/each(_:arguments:body:)-5csrz``.
-    public func each(_ sql: String, arguments: [DatabaseArgument], body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await runAsync { try $0.each(sql, arguments: arguments, body: body) }
-    }
-    /// The async form of ``Db/each(_:arguments:body:)-23xwf``.
-    public func each(_ sql: String, arguments: [String: DatabaseArgument], body: @escaping @Sendable (Record) throws -> Bool) async throws {
+    public func each(_ sql: String, arguments: StatementArguments, body: @escaping @Sendable (Record) throws -> Bool) async throws {
         try await runAsync { try $0.each(sql, arguments: arguments, body: body) }
     }
     /// The async form of ``Db/query(_:_:as:)-8o94m``.
     public func query<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> [T?] {
-        try await runAsync { try $0.query(sql, arguments: args, as: type) }
+        try await runAsync { try $0.query(sql, arguments: .init(args), as: type) }
     }
     /// The async form of ``Db/query(_:arguments:as:)-8anyj``.
-    public func query<T: Sendable>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) async throws -> [T?] {
-        try await runAsync { try $0.query(sql, arguments: arguments, as: type) }
-    }
-    /// The async form of ``Db/query(_:arguments:as:)-40gib``.
-    public func query<T: Sendable>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) async throws -> [T?] {
+    public func query<T: Sendable>(_ sql: String, arguments: StatementArguments, as type: T.Type) async throws -> [T?] {
         try await runAsync { try $0.query(sql, arguments: arguments, as: type) }
     }
     /// The async form of ``Db/queryFirst(_:_:as:)-89lb8``.
     public func queryFirst<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> T? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: type) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: type) }
     }
     /// The async form of ``Db/queryFirst(_:arguments:as:)-6l6p8``.
-    public func queryFirst<T: Sendable>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) async throws -> T? {
-        try await runAsync { try $0.queryFirst(sql, arguments: arguments, as: type) }
-    }
-    /// The async form of ``Db/queryFirst(_:arguments:as:)-9q2jd``.
-    public func queryFirst<T: Sendable>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) async throws -> T? {
+    public func queryFirst<T: Sendable>(_ sql: String, arguments: StatementArguments, as type: T.Type) async throws -> T? {
         try await runAsync { try $0.queryFirst(sql, arguments: arguments, as: type) }
     }
     /// The async form of ``Db/queryInt(_:_:)-1fa8i``.
     public func queryInt(_ sql: String, _ args: DatabaseArgument...) async throws -> Int? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Int.self) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: Int.self) }
     }
     /// The async form of ``Db/queryInt64(_:_:)-6g9b0``.
     public func queryInt64(_ sql: String, _ args: DatabaseArgument...) async throws -> Int64? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Int64.self) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: Int64.self) }
     }
     /// The async form of ``Db/queryDouble(_:_:)-61cwj``.
     public func queryDouble(_ sql: String, _ args: DatabaseArgument...) async throws -> Double? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Double.self) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: Double.self) }
     }
     /// The async form of ``Db/queryString(_:_:)-2wa9u``.
     public func queryString(_ sql: String, _ args: DatabaseArgument...) async throws -> String? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: String.self) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: String.self) }
     }
     /// The async form of ``Db/queryBool(_:_:)-50774``.
     public func queryBool(_ sql: String, _ args: DatabaseArgument...) async throws -> Bool? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Bool.self) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: Bool.self) }
     }
     /// The async form of ``Db/queryDate(_:_:)-1dwav``.
     public func queryDate(_ sql: String, _ args: DatabaseArgument...) async throws -> Date? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Date.self) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: Date.self) }
     }
     /// The async form of ``Db/queryData(_:_:)-6rhdf``.
     public func queryData(_ sql: String, _ args: DatabaseArgument...) async throws -> Data? {
-        try await runAsync { try $0.queryFirst(sql, arguments: args, as: Data.self) }
+        try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: Data.self) }
     }
     /// The async form of ``Db/update(_:_:)-1m7q``.
     @discardableResult
     public func update(_ sql: String, _ args: DatabaseArgument...) async throws -> Int {
-        try await runAsync { try $0.update(sql, arguments: args) }
+        try await runAsync { try $0.update(sql, arguments: .init(args)) }
     }
     /// The async form of ``Db/update(_:arguments:)-93328``.
     @discardableResult
-    public func update(_ sql: String, arguments: [DatabaseArgument]) async throws -> Int {
-        try await runAsync { try $0.update(sql, arguments: arguments) }
-    }
-    /// The async form of ``Db/update(_:arguments:)-9haoa``.
-    @discardableResult
-    public func update(_ sql: String, arguments: [String: DatabaseArgument]) async throws -> Int {
+    public func update(_ sql: String, arguments: StatementArguments) async throws -> Int {
         try await runAsync { try $0.update(sql, arguments: arguments) }
     }
     /// The async form of ``Db/save(_:_:primaryKey:)-7n0v2``.
@@ -174,16 +149,11 @@ extension Db {
     /// The async form of ``Db/paginate(_:_:_:_:_:)-4fhab``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          _ args: DatabaseArgument...) async throws -> Page<Record> {
-        try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: args) }
+        try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: .init(args)) }
     }
     /// The async form of ``Db/paginate(_:_:_:_:arguments:)-1u7vg``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                         arguments: [DatabaseArgument]) async throws -> Page<Record> {
-        try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments) }
-    }
-    /// The async form of ``Db/paginate(_:_:_:_:arguments:)-28hg4``.
-    public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                         arguments: [String: DatabaseArgument]) async throws -> Page<Record> {
+                         arguments: StatementArguments) async throws -> Page<Record> {
         try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments) }
     }
     /// The async form of ``Db/paginate(_:_:_:_:_:totalRow:)-1kotp``.

@@ -4,26 +4,18 @@ import Foundation
 extension Db {
     /// The static form of ``Db/find(_:_:)-3vdsr``: runs on the main config.
     public static func find(_ sql: String, _ args: DatabaseArgument...) throws -> [Record] {
-        try Db.main.find(sql, arguments: args)
+        try Db.main.find(sql, arguments: .init(args))
     }
     /// The static form of ``Db/find(_:arguments:)-21bkh``: runs on the main config.
-    public static func find(_ sql: String, arguments: [DatabaseArgument]) throws -> [Record] {
-        try Db.main.find(sql, arguments: arguments)
-    }
-    /// The static form of ``Db/find(_:arguments:)-6bsu0``: runs on the main config.
-    public static func find(_ sql: String, arguments: [String: DatabaseArgument]) throws -> [Record] {
+    public static func find(_ sql: String, arguments: StatementArguments) throws -> [Record] {
         try Db.main.find(sql, arguments: arguments)
     }
     /// The static form of ``Db/findFirst(_:_:)-4w8mk``: runs on the main config.
     public static func findFirst(_ sql: String, _ args: DatabaseArgument...) throws -> Record? {
-        try Db.main.findFirst(sql, arguments: args)
+        try Db.main.findFirst(sql, arguments: .init(args))
     }
     /// The static form of ``Db/findFirst(_:arguments:)-37w3k``: runs on the main config.
-    public static func findFirst(_ sql: String, arguments: [DatabaseArgument]) throws -> Record? {
-        try Db.main.findFirst(sql, arguments: arguments)
-    }
-    /// The static form of ``Db/findFirst(_:arguments:)-xm7c``: runs on the main config.
-    public static func findFirst(_ sql: String, arguments: [String: DatabaseArgument]) throws -> Record? {
+    public static func findFirst(_ sql: String, arguments: StatementArguments) throws -> Record? {
         try Db.main.findFirst(sql, arguments: arguments)
     }
     /// The static form of ``Db/findAll(_:)-6gal7``: runs on the main config.
@@ -40,81 +32,64 @@ extension Db {
     }
     /// The static form of ``Db/each(_:_:body:)-95mp5``: runs on the main config.
     public static func each(_ sql: String, _ args: DatabaseArgument..., body: (Record) throws -> Bool) throws {
-        try Db.main.each(sql, arguments: args, body: body)
+        try Db.main.each(sql, arguments: .init(args), body: body)
     }
     /// The static form of ``Db/each(_:arguments:body:)-5csrz``: runs on the main config.
-    public static func each(_ sql: String, arguments: [DatabaseArgument], body: (Record) throws -> Bool) throws {
-        try Db.main.each(sql, arguments: arguments, body: body)
-    }
-    /// The static form of ``Db/each(_:arguments:body:)-23xwf``: runs on the main config.
-    public static func each(_ sql: String, arguments: [String: DatabaseArgument], body: (Record) throws -> Bool) throws {
+    public static func each(_ sql: String, arguments: StatementArguments, body: (Record) throws -> Bool) throws {
         try Db.main.each(sql, arguments: arguments, body: body)
     }
     /// The static form of ``Db/query(_:_:as:)-8o94m``: runs on the main config.
     public static func query<T>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) throws -> [T?] {
-        try Db.main.query(sql, arguments: args, as: type)
+        try Db.main.query(sql, arguments: .init(args), as: type)
     }
     /// The static form of ``Db/query(_:arguments:as:)-8anyj``: runs on the main config.
-    public static func query<T>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) throws -> [T?] {
-        try Db.main.query(sql, arguments: arguments, as: type)
-    }
-    /// The static form of ``Db/query(_:arguments:as:)-40gib``: runs on the main config.
-    public static func query<T>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) throws -> [T?] {
+    public static func query<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> [T?] {
         try Db.main.query(sql, arguments: arguments, as: type)
     }
     /// The static form of ``Db/queryFirst(_:_:as:)-89lb8``: runs on the main config.
     public static func queryFirst<T>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) throws -> T? {
-        try Db.main.queryFirst(sql, arguments: args, as: type)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: type)
     }
     /// The static form of ``Db/queryFirst(_:arguments:as:)-6l6p8``: runs on the main config.
-    public static func queryFirst<T>(_ sql: String, arguments: [DatabaseArgument], as type: T.Type) throws -> T? {
-        try Db.main.queryFirst(sql, arguments: arguments, as: type)
-    }
-    /// The static form of ``Db/queryFirst(_:arguments:as:)-9q2jd``: runs on the main config.
-    public static func queryFirst<T>(_ sql: String, arguments: [String: DatabaseArgument], as type: T.Type) throws -> T? {
+    public static func queryFirst<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> T? {
         try Db.main.queryFirst(sql, arguments: arguments, as: type)
     }
     /// The static form of ``Db/queryInt(_:_:)-1fa8i``: runs on the main config.
     public static func queryInt(_ sql: String, _ args: DatabaseArgument...) throws -> Int? {
-        try Db.main.queryFirst(sql, arguments: args, as: Int.self)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: Int.self)
     }
     /// The static form of ``Db/queryInt64(_:_:)-6g9b0``: runs on the main config.
     public static func queryInt64(_ sql: String, _ args: DatabaseArgument...) throws -> Int64? {
-        try Db.main.queryFirst(sql, arguments: args, as: Int64.self)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: Int64.self)
     }
     /// The static form of ``Db/queryDouble(_:_:)-61cwj``: runs on the main config.
     public static func queryDouble(_ sql: String, _ args: DatabaseArgument...) throws -> Double? {
-        try Db.main.queryFirst(sql, arguments: args, as: Double.self)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: Double.self)
     }
     /// The static form of ``Db/queryString(_:_:)-2wa9u``: runs on the main config.
     public static func queryString(_ sql: String, _ args: DatabaseArgument...) throws -> String? {
-        try Db.main.queryFirst(sql, arguments: args, as: String.self)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: String.self)
     }
     /// The static form of ``Db/queryBool(_:_:)-50774``: runs on the main config.
     public static func queryBool(_ sql: String, _ args: DatabaseArgument...) throws -> Bool? {
-        try Db.main.queryFirst(sql, arguments: args, as: Bool.self)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: Bool.self)
     }
     /// The static form of ``Db/queryDate(_:_:)-1dwav``: runs on the main config.
     public static func queryDate(_ sql: String, _ args: DatabaseArgument...) throws -> Date? {
-        try Db.main.queryFirst(sql, arguments: args, as: Date.self)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: Date.self)
     }
     /// The static form of ``Db/queryData(_:_:)-6rhdf``: runs on the main config.
     public static func queryData(_ sql: String, _ args: DatabaseArgument...) throws -> Data? {
-        try Db.main.queryFirst(sql, arguments: args, as: Data.self)
+        try Db.main.queryFirst(sql, arguments: .init(args), as: Data.self)
     }
     /// The static form of ``Db/update(_:_:)-1m7q``: runs on the main config.
     @discardableResult
     public static func update(_ sql: String, _ args: DatabaseArgument...) throws -> Int {
-        try Db.main.update(sql, arguments: args)
+        try Db.main.update(sql, arguments: .init(args))
     }
     /// The static form of ``Db/update(_:arguments:)-93328``: runs on the main config.
     @discardableResult
-    public static func update(_ sql: String, arguments: [DatabaseArgument]) throws -> Int {
-        try Db.main.update(sql, arguments: arguments)
-    }
-    /// The static form of ``Db/update(_:arguments:)-9haoa``: runs on the main config.
-    @discardableResult
-    public static func update(_ sql: String, arguments: [String: DatabaseArgument]) throws -> Int {
+    public static func update(_ sql: String, arguments: StatementArguments) throws -> Int {
         try Db.main.update(sql, arguments: arguments)
     }
     /// The static form of ``Db/save(_:_:primaryKey:)-7n0v2``: runs on the main config.
@@ -145,16 +120,11 @@ extension Db {
     /// The static form of ``Db/paginate(_:_:_:_:_:)-4fhab``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          _ args: DatabaseArgument...) throws -> Page<Record> {
-        try Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: args)
+        try Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: .init(args))
     }
     /// The static form of ``Db/paginate(_:_:_:_:arguments:)-1u7vg``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                         arguments: [DatabaseArgument]) throws -> Page<Record> {
-        try Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments)
-    }
-    /// The static form of ``Db/paginate(_:_:_:_:arguments:)-28hg4``: runs on the main config.
-    public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
-                         arguments: [String: DatabaseArgument]) throws -> Page<Record> {
+                         arguments: StatementArguments) throws -> Page<Record> {
         try Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments)
     }
     /// The static form of ``Db/paginate(_:_:_:_:_:totalRow:)-1kotp``: runs on the main config.

@@ -16,25 +16,16 @@ public struct Sql: Sendable, CustomStringConvertible {
     /// let insert = Sql("insert into student(name, age) values (?, ?)", "Jack", 14)
     /// ```
     public init(_ sql: String, _ args: DatabaseArgument...) {
-        self.init(sql, arguments: args)
+        self.init(sql, arguments: .init(args))
     }
 
     /// A statement with its arguments given as an array.
     /// ```swift
     /// let insert = Sql("insert into student(name, age) values (?, ?)", arguments: ["Jack", 14])
     /// ```
-    public init(_ sql: String, arguments: [DatabaseArgument]) {
+    public init(_ sql: String, arguments: StatementArguments) {
         self.sql = sql
-        self.arguments = .positional(arguments)
-    }
-
-    /// A statement with its arguments given by name, for `:name` placeholders.
-    /// ```swift
-    /// let rename = Sql("update student set name = :name where id = :id", arguments: ["name": "Rose", "id": 15])
-    /// ```
-    public init(_ sql: String, arguments: [String: DatabaseArgument]) {
-        self.sql = sql
-        self.arguments = .named(arguments)
+        self.arguments = arguments.storage
     }
 
     init(_ sql: String, values: [DatabaseValue]) {

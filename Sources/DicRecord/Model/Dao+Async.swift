@@ -16,18 +16,18 @@ extension Dao {
 
     /// The async form of ``Dao/find(_:_:)-966pz``.
     public func find(_ sql: String, _ args: DatabaseArgument...) async throws -> sending [M] {
-        try await runAsync { try $0.find(sql, arguments: args) }
+        try await runAsync { try $0.find(sql, arguments: .init(args)) }
     }
     /// The async form of ``Dao/find(_:arguments:)-6fm8h``.
-    public func find(_ sql: String, arguments: [DatabaseArgument]) async throws -> sending [M] {
+    public func find(_ sql: String, arguments: StatementArguments) async throws -> sending [M] {
         try await runAsync { try $0.find(sql, arguments: arguments) }
     }
     /// The async form of ``Dao/findFirst(_:_:)-83yt5``.
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> sending M? {
-        try await runAsync { try $0.findFirst(sql, arguments: args) }
+        try await runAsync { try $0.findFirst(sql, arguments: .init(args)) }
     }
     /// The async form of ``Dao/findFirst(_:arguments:)-6tk07``.
-    public func findFirst(_ sql: String, arguments: [DatabaseArgument]) async throws -> sending M? {
+    public func findFirst(_ sql: String, arguments: StatementArguments) async throws -> sending M? {
         try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
     /// The async form of ``Dao/findAll()-3zxmx``.
@@ -48,10 +48,10 @@ extension Dao {
     }
     /// The async form of ``Dao/findByCondition(_:_:)-942ds``.
     public func findByCondition(_ condition: String, _ args: DatabaseArgument...) async throws -> sending [M] {
-        try await runAsync { try $0.findByCondition(condition, arguments: args) }
+        try await runAsync { try $0.findByCondition(condition, arguments: .init(args)) }
     }
     /// The async form of ``Dao/findByCondition(_:arguments:)-4b6dq``.
-    public func findByCondition(_ condition: String, arguments: [DatabaseArgument]) async throws -> sending [M] {
+    public func findByCondition(_ condition: String, arguments: StatementArguments) async throws -> sending [M] {
         try await runAsync { try $0.findByCondition(condition, arguments: arguments) }
     }
     /// The async form of ``Dao/findFirstByCondition(_:_:)-37fst``.

@@ -45,8 +45,8 @@ public struct Dao<M: Model>: Sendable {
     /// ```swift
     /// let students = try Student.dao.find("select * from student where age > ?", arguments: [12])
     /// ```
-    public func find(_ sql: String, arguments: [DatabaseArgument]) throws -> [M] {
-        try findModels(sql, .positional(arguments))
+    public func find(_ sql: String, arguments: StatementArguments) throws -> [M] {
+        try findModels(sql, arguments.storage)
     }
 
     /// The first model of `sql`, or nil when there is no row.
@@ -61,8 +61,8 @@ public struct Dao<M: Model>: Sendable {
     /// ```swift
     /// let jack = try Student.dao.findFirst("select * from student where name = ?", arguments: ["Jack"])
     /// ```
-    public func findFirst(_ sql: String, arguments: [DatabaseArgument]) throws -> M? {
-        try findFirstModel(sql, .positional(arguments))
+    public func findFirst(_ sql: String, arguments: StatementArguments) throws -> M? {
+        try findFirstModel(sql, arguments.storage)
     }
 
     /// Every row of the table, as models.
@@ -122,8 +122,8 @@ public struct Dao<M: Model>: Sendable {
     /// ```swift
     /// let teens = try Student.dao.findByCondition("age > ?", arguments: [12])
     /// ```
-    public func findByCondition(_ condition: String, arguments: [DatabaseArgument]) throws -> [M] {
-        try find(condition: condition, .positional(arguments))
+    public func findByCondition(_ condition: String, arguments: StatementArguments) throws -> [M] {
+        try find(condition: condition, arguments.storage)
     }
 
     /// The first model matching `condition`, or nil.
