@@ -404,6 +404,29 @@ struct DbFindTests {
         }
     }
 
+    @Test func statementArgumentsTakeLiteralsAndWrappedValues() throws {
+        try withDatabase { t throws in
+            try DbSuiteKit.makeStudents(t.db, count: 5)
+            // Empty literals: no placeholder, no argument.
+            #expect(try t.db.find("select * from student", arguments: []).count == 5)
+            #expect(try t.db.find("select * from student", arguments: [:]).count == 5)
+            // A variable of array or dictionary type is wrapped; ?NNN and :name bind as with literals.
+            let positional: [DatabaseArgument] = [4, 2]
+            let named: [String: DatabaseArgument] = ["low": 2, "high": 4]
+            let byNumber = try t.db.query("select name from student where age between ?2 and ?1 order by age",
+                                          arguments: StatementArguments(positional), as: String.self)
+            let byName = try t.db.query("select name from student where age between :low and :high order by age",
+                                        arguments: StatementArguments(named), as: String.self)
+            #expect(byNumber == ["s2", "s3", "s4"])
+            #expect(byName == byNumber)
+            let stored: StatementArguments = ["low": 2, "high": 4]
+            #expect(try t.db.query("select name from student where age between :low and :high order by age",
+                                   arguments: stored, as: String.self) == byNumber)
+            DbSuiteKit.expectError(.argumentCount) { _ = try t.db.find("select * from student where id = ?", arguments: []) }
+            DbSuiteKit.expectError(.argumentCount) { _ = try t.db.find("select * from student where id = :id", arguments: [:]) }
+        }
+    }
+
     @Test func nilArgumentBindsNull() throws {
         try withDatabase { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)

@@ -107,6 +107,18 @@ struct ModelTests {
         }
     }
 
+    @Test func daoFindersTakeArrayOrDictionaryArguments() throws {
+        try withStudents { _ throws in
+            let byArray = try PSStudent.dao.findByCondition("age > ? and age < ?", arguments: [5, 10])
+            let byName = try PSStudent.dao.findByCondition("age > :low and age < :high", arguments: ["low": 5, "high": 10])
+            #expect(byArray.map { $0.age ?? -1 } == [6, 7, 8, 9])
+            #expect(byName.map { $0.age ?? -1 } == [6, 7, 8, 9])
+            #expect(try PSStudent.dao.find("select * from student where age = :age", arguments: ["age": 7]).first?.name == "张7")
+            #expect(try PSStudent.dao.findFirst("select * from student where age = ?", arguments: [7])?.name == "张7")
+            #expect(try PSStudent.dao.find("select * from student", arguments: []).count == 20)
+        }
+    }
+
     @Test func findByIdReturnsADifferentEqualInstance() throws {
         try withStudents { _ throws in
             let first = try #require(try PSStudent.dao.findAll().first)

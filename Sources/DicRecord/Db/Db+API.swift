@@ -1,8 +1,8 @@
 import Foundation
 
-// The public methods of a `Db` handle. Each takes its arguments three ways: variadic
-// (`find(sql, 1, "a")`), as an array (`arguments: [1, "a"]`) and, for `:name` placeholders, as a
-// dictionary (`arguments: ["name": "a"]`). `Db+Static.swift` repeats them as static shortcuts on main.
+// The public methods of a `Db` handle. Each takes its arguments two ways: variadic
+// (`find(sql, 1, "a")`) or as `StatementArguments`: an array literal (`arguments: [1, "a"]`) or,
+// for `:name` placeholders, a dictionary literal (`arguments: ["name": "a"]`). `Db+Static.swift` repeats them as static shortcuts on main.
 extension Db {
     // MARK: Finding records
 
@@ -14,9 +14,11 @@ extension Db {
         try findRecords(sql, .positional(args))
     }
 
-    /// All rows of `sql`, with the arguments given as an array (one per `?`).
+    /// All rows of `sql`, with the arguments given at once: an array (one per `?`) or a
+    /// dictionary (one per `:name`).
     /// ```swift
     /// let teens = try Db.main.find("select * from student where age > ?", arguments: [12])
+    /// let older = try Db.main.find("select * from student where age > :age", arguments: ["age": 12])
     /// ```
     public func find(_ sql: String, arguments: StatementArguments) throws -> [Record] {
         try findRecords(sql, arguments.storage)
@@ -30,9 +32,10 @@ extension Db {
         try findFirstRecord(sql, .positional(args))
     }
 
-    /// The first row of `sql`, or nil, with the arguments given as an array.
+    /// The first row of `sql`, or nil, with the arguments given as an array or by name.
     /// ```swift
     /// let jack = try Db.main.findFirst("select * from student where name = ?", arguments: ["Jack"])
+    /// let rose = try Db.main.findFirst("select * from student where name = :name", arguments: ["name": "Rose"])
     /// ```
     public func findFirst(_ sql: String, arguments: StatementArguments) throws -> Record? {
         try findFirstRecord(sql, arguments.storage)
@@ -76,9 +79,11 @@ extension Db {
         try eachRecord(sql, .positional(args), body)
     }
 
-    /// Streams the rows of `sql`, with the arguments given as an array; return false from `body` to stop.
+    /// Streams the rows of `sql`, with the arguments given as an array or by name; return false
+    /// from `body` to stop.
     /// ```swift
     /// try Db.main.each("select * from student where age > ?", arguments: [12]) { _ in true }
+    /// try Db.main.each("select * from student where age > :age", arguments: ["age": 12]) { _ in true }
     /// ```
     public func each(_ sql: String, arguments: StatementArguments, body: (Record) throws -> Bool) throws {
         try eachRecord(sql, arguments.storage, body)
@@ -95,9 +100,10 @@ extension Db {
         try queryValues(sql, .positional(args), as: T.self, limit: nil)
     }
 
-    /// The single column of every row as `T`, with the arguments given as an array.
+    /// The single column of every row as `T`, with the arguments given as an array or by name.
     /// ```swift
     /// let names = try Db.main.query("select name from student where age > ?", arguments: [12], as: String.self)
+    /// let older = try Db.main.query("select name from student where age > :age", arguments: ["age": 12], as: String.self)
     /// ```
     public func query<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> [T?] {
         try queryValues(sql, arguments.storage, as: T.self, limit: nil)
@@ -111,9 +117,10 @@ extension Db {
         try queryValues(sql, .positional(args), as: T.self, limit: 1).first ?? nil
     }
 
-    /// The single column of the first row as `T`, or nil, with the arguments given as an array.
+    /// The single column of the first row as `T`, or nil, with the arguments given as an array or by name.
     /// ```swift
     /// let age = try Db.main.queryFirst("select age from student where id = ?", arguments: [15], as: Int.self)
+    /// let same = try Db.main.queryFirst("select age from student where id = :id", arguments: ["id": 15], as: Int.self)
     /// ```
     public func queryFirst<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> T? {
         try queryValues(sql, arguments.storage, as: T.self, limit: 1).first ?? nil
@@ -186,9 +193,11 @@ extension Db {
         try updateRows(sql, .positional(args))
     }
 
-    /// Runs a write statement with the arguments given as an array; returns the number of rows changed.
+    /// Runs a write statement with the arguments given as an array or by name; returns the number
+    /// of rows changed.
     /// ```swift
     /// try Db.main.update("delete from student where age < ?", arguments: [6])
+    /// try Db.main.update("update student set age = :age where id = :id", arguments: ["age": 14, "id": 15])
     /// ```
     @discardableResult
     public func update(_ sql: String, arguments: StatementArguments) throws -> Int {
@@ -260,9 +269,10 @@ extension Db {
         try paginateRecords(pageNumber, pageSize, select, sqlExceptSelect, .positional(args))
     }
 
-    /// A page of records, with the arguments given as an array.
+    /// A page of records, with the arguments given as an array or by name.
     /// ```swift
     /// let page = try Db.main.paginate(2, 10, "select *", "from student where age > ?", arguments: [12])
+    /// let named = try Db.main.paginate(2, 10, "select *", "from student where age > :age", arguments: ["age": 12])
     /// ```
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: StatementArguments) throws -> Page<Record> {

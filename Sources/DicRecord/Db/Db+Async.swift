@@ -35,7 +35,7 @@ extension Db {
     public func find(_ sql: String, _ args: DatabaseArgument...) async throws -> [Record] {
         try await runAsync { try $0.find(sql, arguments: .init(args)) }
     }
-    /// The async form of ``Db/find(_:arguments:)-21bkh``.
+    /// The async form of ``Db/find(_:arguments:)-6s7p3``.
     public func find(_ sql: String, arguments: StatementArguments) async throws -> [Record] {
         try await runAsync { try $0.find(sql, arguments: arguments) }
     }
@@ -43,7 +43,7 @@ extension Db {
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> Record? {
         try await runAsync { try $0.findFirst(sql, arguments: .init(args)) }
     }
-    /// The async form of ``Db/findFirst(_:arguments:)-37w3k``.
+    /// The async form of ``Db/findFirst(_:arguments:)-28k13``.
     public func findFirst(_ sql: String, arguments: StatementArguments) async throws -> Record? {
         try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
@@ -63,7 +63,7 @@ extension Db {
     public func each(_ sql: String, _ args: DatabaseArgument..., body: @escaping @Sendable (Record) throws -> Bool) async throws {
         try await runAsync { try $0.each(sql, arguments: .init(args), body: body) }
     }
-    /// The async form of ``Db/each(_:arguments:body:)-5csrz``.
+    /// The async form of ``Db/each(_:arguments:body:)-5hia9``.
     public func each(_ sql: String, arguments: StatementArguments, body: @escaping @Sendable (Record) throws -> Bool) async throws {
         try await runAsync { try $0.each(sql, arguments: arguments, body: body) }
     }
@@ -71,7 +71,7 @@ extension Db {
     public func query<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> [T?] {
         try await runAsync { try $0.query(sql, arguments: .init(args), as: type) }
     }
-    /// The async form of ``Db/query(_:arguments:as:)-8anyj``.
+    /// The async form of ``Db/query(_:arguments:as:)-5l5xu``.
     public func query<T: Sendable>(_ sql: String, arguments: StatementArguments, as type: T.Type) async throws -> [T?] {
         try await runAsync { try $0.query(sql, arguments: arguments, as: type) }
     }
@@ -79,7 +79,7 @@ extension Db {
     public func queryFirst<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> T? {
         try await runAsync { try $0.queryFirst(sql, arguments: .init(args), as: type) }
     }
-    /// The async form of ``Db/queryFirst(_:arguments:as:)-6l6p8``.
+    /// The async form of ``Db/queryFirst(_:arguments:as:)-4ehw8``.
     public func queryFirst<T: Sendable>(_ sql: String, arguments: StatementArguments, as type: T.Type) async throws -> T? {
         try await runAsync { try $0.queryFirst(sql, arguments: arguments, as: type) }
     }
@@ -116,7 +116,7 @@ extension Db {
     public func update(_ sql: String, _ args: DatabaseArgument...) async throws -> Int {
         try await runAsync { try $0.update(sql, arguments: .init(args)) }
     }
-    /// The async form of ``Db/update(_:arguments:)-93328``.
+    /// The async form of ``Db/update(_:arguments:)-2zopg``.
     @discardableResult
     public func update(_ sql: String, arguments: StatementArguments) async throws -> Int {
         try await runAsync { try $0.update(sql, arguments: arguments) }
@@ -151,7 +151,7 @@ extension Db {
                          _ args: DatabaseArgument...) async throws -> Page<Record> {
         try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: .init(args)) }
     }
-    /// The async form of ``Db/paginate(_:_:_:_:arguments:)-1u7vg``.
+    /// The async form of ``Db/paginate(_:_:_:_:arguments:)-47qdp``.
     public func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: StatementArguments) async throws -> Page<Record> {
         try await runAsync { try $0.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments) }

@@ -6,7 +6,7 @@ extension Db {
     public static func find(_ sql: String, _ args: DatabaseArgument...) throws -> [Record] {
         try Db.main.find(sql, arguments: .init(args))
     }
-    /// The static form of ``Db/find(_:arguments:)-21bkh``: runs on the main config.
+    /// The static form of ``Db/find(_:arguments:)-6s7p3``: runs on the main config.
     public static func find(_ sql: String, arguments: StatementArguments) throws -> [Record] {
         try Db.main.find(sql, arguments: arguments)
     }
@@ -14,7 +14,7 @@ extension Db {
     public static func findFirst(_ sql: String, _ args: DatabaseArgument...) throws -> Record? {
         try Db.main.findFirst(sql, arguments: .init(args))
     }
-    /// The static form of ``Db/findFirst(_:arguments:)-37w3k``: runs on the main config.
+    /// The static form of ``Db/findFirst(_:arguments:)-28k13``: runs on the main config.
     public static func findFirst(_ sql: String, arguments: StatementArguments) throws -> Record? {
         try Db.main.findFirst(sql, arguments: arguments)
     }
@@ -34,7 +34,7 @@ extension Db {
     public static func each(_ sql: String, _ args: DatabaseArgument..., body: (Record) throws -> Bool) throws {
         try Db.main.each(sql, arguments: .init(args), body: body)
     }
-    /// The static form of ``Db/each(_:arguments:body:)-5csrz``: runs on the main config.
+    /// The static form of ``Db/each(_:arguments:body:)-5hia9``: runs on the main config.
     public static func each(_ sql: String, arguments: StatementArguments, body: (Record) throws -> Bool) throws {
         try Db.main.each(sql, arguments: arguments, body: body)
     }
@@ -42,7 +42,7 @@ extension Db {
     public static func query<T>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) throws -> [T?] {
         try Db.main.query(sql, arguments: .init(args), as: type)
     }
-    /// The static form of ``Db/query(_:arguments:as:)-8anyj``: runs on the main config.
+    /// The static form of ``Db/query(_:arguments:as:)-5l5xu``: runs on the main config.
     public static func query<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> [T?] {
         try Db.main.query(sql, arguments: arguments, as: type)
     }
@@ -50,7 +50,7 @@ extension Db {
     public static func queryFirst<T>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) throws -> T? {
         try Db.main.queryFirst(sql, arguments: .init(args), as: type)
     }
-    /// The static form of ``Db/queryFirst(_:arguments:as:)-6l6p8``: runs on the main config.
+    /// The static form of ``Db/queryFirst(_:arguments:as:)-4ehw8``: runs on the main config.
     public static func queryFirst<T>(_ sql: String, arguments: StatementArguments, as type: T.Type) throws -> T? {
         try Db.main.queryFirst(sql, arguments: arguments, as: type)
     }
@@ -87,7 +87,7 @@ extension Db {
     public static func update(_ sql: String, _ args: DatabaseArgument...) throws -> Int {
         try Db.main.update(sql, arguments: .init(args))
     }
-    /// The static form of ``Db/update(_:arguments:)-93328``: runs on the main config.
+    /// The static form of ``Db/update(_:arguments:)-2zopg``: runs on the main config.
     @discardableResult
     public static func update(_ sql: String, arguments: StatementArguments) throws -> Int {
         try Db.main.update(sql, arguments: arguments)
@@ -122,7 +122,7 @@ extension Db {
                          _ args: DatabaseArgument...) throws -> Page<Record> {
         try Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: .init(args))
     }
-    /// The static form of ``Db/paginate(_:_:_:_:arguments:)-1u7vg``: runs on the main config.
+    /// The static form of ``Db/paginate(_:_:_:_:arguments:)-47qdp``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: StatementArguments) throws -> Page<Record> {
         try Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments)

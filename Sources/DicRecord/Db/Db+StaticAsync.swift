@@ -19,7 +19,7 @@ extension Db {
     public static func find(_ sql: String, _ args: DatabaseArgument...) async throws -> [Record] {
         try await Db.main.find(sql, arguments: .init(args))
     }
-    /// The static async form of ``Db/find(_:arguments:)-21bkh``: runs on the main config.
+    /// The static async form of ``Db/find(_:arguments:)-6s7p3``: runs on the main config.
     public static func find(_ sql: String, arguments: StatementArguments) async throws -> [Record] {
         try await Db.main.find(sql, arguments: arguments)
     }
@@ -27,7 +27,7 @@ extension Db {
     public static func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> Record? {
         try await Db.main.findFirst(sql, arguments: .init(args))
     }
-    /// The static async form of ``Db/findFirst(_:arguments:)-37w3k``: runs on the main config.
+    /// The static async form of ``Db/findFirst(_:arguments:)-28k13``: runs on the main config.
     public static func findFirst(_ sql: String, arguments: StatementArguments) async throws -> Record? {
         try await Db.main.findFirst(sql, arguments: arguments)
     }
@@ -47,7 +47,7 @@ extension Db {
     public static func each(_ sql: String, _ args: DatabaseArgument..., body: @escaping @Sendable (Record) throws -> Bool) async throws {
         try await Db.main.each(sql, arguments: .init(args), body: body)
     }
-    /// The static async form of ``Db/each(_:arguments:body:)-5csrz``: runs on the main config.
+    /// The static async form of ``Db/each(_:arguments:body:)-5hia9``: runs on the main config.
     public static func each(_ sql: String, arguments: StatementArguments, body: @escaping @Sendable (Record) throws -> Bool) async throws {
         try await Db.main.each(sql, arguments: arguments, body: body)
     }
@@ -55,7 +55,7 @@ extension Db {
     public static func query<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> [T?] {
         try await Db.main.query(sql, arguments: .init(args), as: type)
     }
-    /// The static async form of ``Db/query(_:arguments:as:)-8anyj``: runs on the main config.
+    /// The static async form of ``Db/query(_:arguments:as:)-5l5xu``: runs on the main config.
     public static func query<T: Sendable>(_ sql: String, arguments: StatementArguments, as type: T.Type) async throws -> [T?] {
         try await Db.main.query(sql, arguments: arguments, as: type)
     }
@@ -63,7 +63,7 @@ extension Db {
     public static func queryFirst<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> T? {
         try await Db.main.queryFirst(sql, arguments: .init(args), as: type)
     }
-    /// The static async form of ``Db/queryFirst(_:arguments:as:)-6l6p8``: runs on the main config.
+    /// The static async form of ``Db/queryFirst(_:arguments:as:)-4ehw8``: runs on the main config.
     public static func queryFirst<T: Sendable>(_ sql: String, arguments: StatementArguments, as type: T.Type) async throws -> T? {
         try await Db.main.queryFirst(sql, arguments: arguments, as: type)
     }
@@ -100,7 +100,7 @@ extension Db {
     public static func update(_ sql: String, _ args: DatabaseArgument...) async throws -> Int {
         try await Db.main.update(sql, arguments: .init(args))
     }
-    /// The static async form of ``Db/update(_:arguments:)-93328``: runs on the main config.
+    /// The static async form of ``Db/update(_:arguments:)-2zopg``: runs on the main config.
     @discardableResult
     public static func update(_ sql: String, arguments: StatementArguments) async throws -> Int {
         try await Db.main.update(sql, arguments: arguments)
@@ -135,7 +135,7 @@ extension Db {
                          _ args: DatabaseArgument...) async throws -> Page<Record> {
         try await Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: .init(args))
     }
-    /// The static async form of ``Db/paginate(_:_:_:_:arguments:)-1u7vg``: runs on the main config.
+    /// The static async form of ``Db/paginate(_:_:_:_:arguments:)-47qdp``: runs on the main config.
     public static func paginate(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                          arguments: StatementArguments) async throws -> Page<Record> {
         try await Db.main.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments: arguments)

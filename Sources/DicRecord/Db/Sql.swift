@@ -19,9 +19,10 @@ public struct Sql: Sendable, CustomStringConvertible {
         self.init(sql, arguments: .init(args))
     }
 
-    /// A statement with its arguments given as an array.
+    /// A statement with its arguments given as an array or by name.
     /// ```swift
     /// let insert = Sql("insert into student(name, age) values (?, ?)", arguments: ["Jack", 14])
+    /// let rename = Sql("update student set name = :name where id = :id", arguments: ["name": "Rose", "id": 15])
     /// ```
     public init(_ sql: String, arguments: StatementArguments) {
         self.sql = sql

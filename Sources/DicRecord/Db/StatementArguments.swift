@@ -2,7 +2,7 @@
 /// placeholders, or a dictionary literal for `:name` (also `@name` and `$name`) placeholders.
 ///
 /// Every `arguments:` parameter of the library takes one; write the literal in place, or wrap a
-/// variable with ``init(_:)-5ohbm`` or ``init(_:)-3fr1j``.
+/// variable with ``init(_:)-([DatabaseArgument])`` or ``init(_:)-([String:DatabaseArgument])``.
 /// ```swift
 /// let teens = try Db.find("select * from student where age > ?", arguments: [12])
 /// let jack = try Db.findFirst("select * from student where name = :name", arguments: ["name": "Jack"])

@@ -18,7 +18,7 @@ extension Dao {
     public func find(_ sql: String, _ args: DatabaseArgument...) async throws -> sending [M] {
         try await runAsync { try $0.find(sql, arguments: .init(args)) }
     }
-    /// The async form of ``Dao/find(_:arguments:)-6fm8h``.
+    /// The async form of ``Dao/find(_:arguments:)-977nv``.
     public func find(_ sql: String, arguments: StatementArguments) async throws -> sending [M] {
         try await runAsync { try $0.find(sql, arguments: arguments) }
     }
@@ -26,7 +26,7 @@ extension Dao {
     public func findFirst(_ sql: String, _ args: DatabaseArgument...) async throws -> sending M? {
         try await runAsync { try $0.findFirst(sql, arguments: .init(args)) }
     }
-    /// The async form of ``Dao/findFirst(_:arguments:)-6tk07``.
+    /// The async form of ``Dao/findFirst(_:arguments:)-o3p5``.
     public func findFirst(_ sql: String, arguments: StatementArguments) async throws -> sending M? {
         try await runAsync { try $0.findFirst(sql, arguments: arguments) }
     }
@@ -50,7 +50,7 @@ extension Dao {
     public func findByCondition(_ condition: String, _ args: DatabaseArgument...) async throws -> sending [M] {
         try await runAsync { try $0.findByCondition(condition, arguments: .init(args)) }
     }
-    /// The async form of ``Dao/findByCondition(_:arguments:)-4b6dq``.
+    /// The async form of ``Dao/findByCondition(_:arguments:)-94hdr``.
     public func findByCondition(_ condition: String, arguments: StatementArguments) async throws -> sending [M] {
         try await runAsync { try $0.findByCondition(condition, arguments: arguments) }
     }

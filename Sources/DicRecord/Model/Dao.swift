@@ -41,7 +41,7 @@ public struct Dao<M: Model>: Sendable {
         try findModels(sql, .positional(args))
     }
 
-    /// The models of a query, with the arguments given as an array.
+    /// The models of a query, with the arguments given as an array or by name.
     /// ```swift
     /// let students = try Student.dao.find("select * from student where age > ?", arguments: [12])
     /// ```
@@ -57,7 +57,7 @@ public struct Dao<M: Model>: Sendable {
         try findFirstModel(sql, .positional(args))
     }
 
-    /// The first model of `sql`, or nil, with the arguments given as an array.
+    /// The first model of `sql`, or nil, with the arguments given as an array or by name.
     /// ```swift
     /// let jack = try Student.dao.findFirst("select * from student where name = ?", arguments: ["Jack"])
     /// ```
@@ -118,7 +118,7 @@ public struct Dao<M: Model>: Sendable {
         try find(condition: condition, .positional(args))
     }
 
-    /// The models matching `condition`, with the arguments given as an array.
+    /// The models matching `condition`, with the arguments given as an array or by name.
     /// ```swift
     /// let teens = try Student.dao.findByCondition("age > ?", arguments: [12])
     /// ```
