@@ -51,7 +51,7 @@ struct InsertBenchmarks {
                 queue = try DatabaseQueue(path: Self.newFile(grdbPath))
                 try queue!.write { db in try db.execute(sql: Fixtures.itemsSchema) }
             }
-            var argumentLists: [StatementArguments] = []
+            var argumentLists: [GRDB.StatementArguments] = []
             w.measure("grdb cached statement, setUncheckedArguments + execute", setUp: {
                 try newQueue()
                 argumentLists = (1...rows).map { StatementArguments(Array(repeating: $0, count: 10)) }
