@@ -68,21 +68,23 @@ extension Statement {
                     while hasRow && rows < rowsPerBlock && objectBytes <= RowStorage.blockObjectBytes {
                         try check()
                         for i in 0..<Int32(columns) {
-                            switch compactValue(at: i) {
-                            case .integer(let v):
+                            let read = compactValue(at: i)
+                            switch read.kind {
+                            case .integer:
                                 tagBuffer[tagCount] = .integer
-                                payloadBuffer[payloadCount] = UInt64(bitPattern: v)
-                            case .real(let v):
+                                payloadBuffer[payloadCount] = read.bits
+                            case .real:
                                 tagBuffer[tagCount] = .real
-                                payloadBuffer[payloadCount] = v.bitPattern
+                                payloadBuffer[payloadCount] = read.bits
                             case .null:
                                 tagBuffer[tagCount] = .null
                                 payloadBuffer[payloadCount] = 0
-                            case .object(let value, let bytes):
+                            case .object:
+                                let object = compactObject(read.value, at: i)
                                 tagBuffer[tagCount] = .object
                                 payloadBuffer[payloadCount] = UInt64(objects.count)
-                                objects.append(value)
-                                objectBytes += bytes
+                                objects.append(object.value)
+                                objectBytes += object.bytes
                             }
                             tagCount += 1
                             payloadCount += 1

@@ -71,33 +71,42 @@ final class Statement {
     /// accepts it, otherwise a new one from `make`.
     func resultShape<T: AnyObject>(_ isCurrent: (T) -> Bool, make: () -> T) -> T {
         let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
-        if let kept = resultShape, kept.reprepares == reprepares, let shape = kept.shape as? T, isCurrent(shape) { return shape }
+        // An exact type check (one metadata compare) instead of `as? T`, a dynamic cast paid on
+        // every query (findById's lookups); the downcast is then to the type just compared.
+        if let kept = resultShape, kept.reprepares == reprepares, type(of: kept.shape) == T.self {
+            let shape = unsafeDowncast(kept.shape, to: T.self)
+            if isCurrent(shape) { return shape }
+        }
         let made = make()
         resultShape = (made, reprepares)
         return made
     }
 
-    /// One value of the current row, as `find`'s compact blocks store it: numbers and NULL as
-    /// they are, TEXT and BLOB decoded (see `decode`) with the byte count SQLite holds for them.
-    enum CompactValue {
-        case null
-        case integer(Int64)
-        case real(Double)
-        case object(DatabaseValue, bytes: Int)
+    /// The storage class of a value as `find`'s compact blocks sort it.
+    enum CompactKind {
+        case null, integer, real, object
     }
 
-    /// The current row's value at `index` for a compact block: one `sqlite3_column_value`, then
-    /// the value readers, as `value(at:)`.
+    /// The current row's value at `index` for a compact block, in registers: its kind, the bits
+    /// of an INTEGER or REAL, and for TEXT or BLOB the value to hand to `compactObject` (one
+    /// `sqlite3_column_value`, then the value readers, as `value(at:)`).
     @inline(__always)
-    func compactValue(at index: Int32) -> CompactValue {
-        guard let value = sqlite3_column_value(handle, index) else { return .null }
-        let type = sqlite3_value_type(value)
-        switch type {
-        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
-        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
-        case SQLITE_NULL: return .null
-        default: return .object(decode(value, type: type, column: Int(index)), bytes: Int(sqlite3_value_bytes(value)))
+    func compactValue(at index: Int32) -> (kind: CompactKind, bits: UInt64, value: OpaquePointer?) {
+        guard let value = sqlite3_column_value(handle, index) else { return (.null, 0, nil) }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return (.integer, UInt64(bitPattern: sqlite3_value_int64(value)), nil)
+        case SQLITE_FLOAT: return (.real, sqlite3_value_double(value).bitPattern, nil)
+        case SQLITE_NULL: return (.null, 0, nil)
+        default: return (.object, 0, value)
         }
+    }
+
+    /// The TEXT or BLOB `value` (from `compactValue`) of column `index` decoded (see `decode`),
+    /// with the byte count SQLite holds for it.
+    @inline(__always)
+    func compactObject(_ value: OpaquePointer?, at index: Int32) -> (value: DatabaseValue, bytes: Int) {
+        guard let value else { return (.null, 0) }   // compactValue gives every object its value
+        return (decode(value, type: sqlite3_value_type(value), column: Int(index)), Int(sqlite3_value_bytes(value)))
     }
 
     /// The current row's value at `index`, copied out of SQLite (text keeps embedded NULs).
