@@ -72,6 +72,9 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// The storage class of the value at `position`, read from a block's tag without
     /// materializing the value (a model's load checks every column of every row with it).
+    /// `position` is in range by the library's guarantee, as for the subscript: its one caller
+    /// takes it from the positions of the record's own layout (`ModelSchema.checkStoredValues`
+    /// compares the layouts first).
     @inline(__always)
     func storageClass(at position: Int) -> StorageClass {
         precondition(position >= 0 && position < Int(length), "column index out of range")
@@ -138,7 +141,9 @@ struct RowValues: RandomAccessCollection, Sendable {
     }
 
     /// Sets the bytes of the values' non-UTF-8 TEXT, by position, on storage of this view's own
-    /// (a refilled record's, see `overwrite`).
+    /// (a refilled record's, see `overwrite`). Guaranteed by the library: its one caller,
+    /// `Record.reloaded(invalidTexts:)`, runs right after `overwrite` gave the view an array of
+    /// its own; the check keeps bytes from landing on a block other records share.
     func setInvalidTexts(_ invalidTexts: [Int: Data]) {
         precondition(storage.isArray && start == 0, "invalid texts are kept on a view's own storage")
         storage.invalidTexts = invalidTexts
