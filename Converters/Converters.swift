@@ -72,7 +72,7 @@ public final class Converters: Sendable {
             history.append(next)   // keeps it alive for good
             current.store(Unmanaged.passUnretained(next), ordering: .releasing)
         }
-        if FastPath.types.contains(key) {
+        if BuiltInRules.types.contains(key) {
             replacesFastPathType.store(true, ordering: .releasing)
             Self.anyReplacesFastPathType.store(true, ordering: .releasing)
         }
@@ -133,7 +133,7 @@ public final class Converters: Sendable {
     }
 
     private func encodeOpened<T>(_ value: T) throws -> DatabaseValue {
-        if fastPathEnabled, let fast = try FastPath.encode(value) { return fast }
+        if fastPathEnabled, let fast = BuiltInRules.encode(value) { return fast }
         if T.self == DatabaseValue.self { return unsafeBitCast(value, to: DatabaseValue.self) }
         if let optional = value as? any OptionalMarker {
             return try encode(optional.wrappedAny)
@@ -151,7 +151,7 @@ public final class Converters: Sendable {
     /// Decodes a non-NULL `value` to `T` through the converter registered for exactly `T`;
     /// nil when there is none (an Optional `T`, or no converter: use `decode` for those).
     package func decodeRegistered<T>(_ value: DatabaseValue, as type: T.Type) throws -> T? {
-        if fastPathEnabled, let fast = try FastPath.decode(value, as: T.self) { return fast }
+        if fastPathEnabled, let fast = BuiltInRules.decode(value, as: T.self) { return fast }
         guard let converter = registered(ObjectIdentifier(T.self)) else { return nil }
         return try converter.decode(value, as: T.self)
     }
@@ -162,7 +162,7 @@ public final class Converters: Sendable {
     /// let nick = try Converters.shared.decode(.null, as: String?.self)   // nil
     /// ```
     public func decode<T>(_ value: DatabaseValue, as type: T.Type = T.self) throws -> T {
-        if fastPathEnabled, let fast = try FastPath.decode(value, as: T.self) { return fast }
+        if fastPathEnabled, let fast = BuiltInRules.decode(value, as: T.self) { return fast }
         if T.self == DatabaseValue.self { return unsafeBitCast(value, to: T.self) }
         if let optional = T.self as? any OptionalMarker.Type {
             if case .null = value { return try optional.none(as: T.self) }

@@ -47,6 +47,18 @@ public enum DatabaseValue: Sendable, Hashable {
         }
     }
 
+    /// The storage class; nil for NULL.
+    @inline(__always)
+    package var storageType: StorageType? {
+        switch self {
+        case .null: nil
+        case .integer: .integer
+        case .real: .real
+        case .text: .text
+        case .blob: .blob
+        }
+    }
+
     /// True for `.null`.
     /// ```swift
     /// DatabaseValue.null.isNull   // true

@@ -28,13 +28,11 @@ public struct DateConverter: TypeConverter {
     /// try DateConverter().encode(Date(timeIntervalSince1970: .infinity))   // throws
     /// ```
     public func encode(_ value: Date) throws -> DatabaseValue {
-        let seconds = value.timeIntervalSince1970
-        guard seconds.isFinite else {
-            // Not `cannotEncode(value, …)`: Foundation's description of such a date traps.
-            throw ConversionError(kind: .invalidValue, value: "Date(timeIntervalSince1970: \(seconds))", targetType: String(reflecting: Date.self),
-                                  reason: "a date must be a finite number of seconds since 1970 (NaN would be stored as NULL, an infinity could not be read back)")
-        }
-        return .real(seconds)
+        if let stored = BuiltInRules.stored(value) { return stored }
+        // Not `cannotEncode(value, …)`: Foundation's description of such a date traps.
+        throw ConversionError(kind: .invalidValue, value: "Date(timeIntervalSince1970: \(value.timeIntervalSince1970))",
+                              targetType: String(reflecting: Date.self),
+                              reason: "a date must be a finite number of seconds since 1970 (NaN would be stored as NULL, an infinity could not be read back)")
     }
 
     /// Reads finite REAL or INTEGER seconds since 1970, or TEXT in SQLite's or ISO 8601's form; anything else (NaN, infinity, other text, BLOB) throws ``ConversionError``.
@@ -43,15 +41,12 @@ public struct DateConverter: TypeConverter {
     /// try DateConverter().decode(.text("1970-01-02T02:00:00+02:00"))   // Date(timeIntervalSince1970: 86400)
     /// ```
     public func decode(_ value: DatabaseValue) throws -> Date {
+        if let date = BuiltInRules.date(value) { return date }
         switch value {
-        case .real(let seconds) where seconds.isFinite:
-            return Date(timeIntervalSince1970: seconds)
-        case .integer(let seconds):
-            return Date(timeIntervalSince1970: TimeInterval(seconds))
         case .text(let text):
             if let seconds = DateText.parse(text) { return Date(timeIntervalSince1970: seconds) }
             throw ConversionError.cannotDecode(value, to: Date.self, "not a date (expected seconds since 1970, 'YYYY-MM-DD HH:MM:SS' or ISO 8601)")
-        case .real, .null, .blob:
+        case .real, .integer, .null, .blob:
             throw ConversionError.cannotDecode(value, to: Date.self, "expected REAL seconds since 1970")
         }
     }

@@ -37,9 +37,9 @@ public struct IntegerConverter<I: FixedWidthInteger & Sendable>: TypeConverter {
     /// try IntegerConverter<Int8>().decode(.integer(300))   // throws: out of range
     /// ```
     public func decode(_ value: DatabaseValue) throws -> I {
+        if let i = BuiltInRules.integer(value, as: I.self) { return i }
         switch value {
-        case .integer(let v):
-            if let i = I(exactly: v) { return i }
+        case .integer:
             throw ConversionError.cannotDecode(value, to: I.self, "out of range")
         case .real(let d):
             if let i = I(exactly: d) { return i }
@@ -80,15 +80,15 @@ public struct BoolConverter: TypeConverter {
     /// ```swift
     /// try BoolConverter().encode(true)   // .integer(1)
     /// ```
-    public func encode(_ value: Bool) throws -> DatabaseValue { .integer(value ? 1 : 0) }
+    public func encode(_ value: Bool) throws -> DatabaseValue { BuiltInRules.stored(value) }
 
     /// Reads INTEGER or REAL (non-zero is true) and TEXT `true`/`false`/`yes`/`no`/`1`/`0` in any case, spaces trimmed; other text, NULL and BLOB throw ``ConversionError``.
     /// ```swift
     /// try BoolConverter().decode(.text(" Yes "))   // true
     /// ```
     public func decode(_ value: DatabaseValue) throws -> Bool {
+        if let b = BuiltInRules.bool(value) { return b }
         switch value {
-        case .integer(let v): return v != 0
         case .real(let d): return d != 0
         case .text(let s):
             switch s.trimmingCharacters(in: .whitespaces).lowercased() {
@@ -96,7 +96,7 @@ public struct BoolConverter: TypeConverter {
             case "false", "no", "0": return false
             default: throw ConversionError.cannotDecode(value, to: Bool.self, "expected true/false/yes/no/1/0")
             }
-        case .null, .blob:
+        default:   // NULL, BLOB (INTEGER is read above)
             throw ConversionError.cannotDecode(value, to: Bool.self, "expected INTEGER 0 or 1")
         }
     }
@@ -124,8 +124,8 @@ public struct DoubleConverter: TypeConverter {
     /// try DoubleConverter().encode(.infinity)   // .real(inf)
     /// ```
     public func encode(_ value: Double) throws -> DatabaseValue {
-        if value.isNaN { throw ConversionError.cannotEncode(value, "NaN has no SQLite representation (it would become NULL)") }
-        return .real(value)
+        if let stored = BuiltInRules.stored(value) { return stored }
+        throw ConversionError.cannotEncode(value, "NaN has no SQLite representation (it would become NULL)")
     }
 
     /// Reads REAL, INTEGER, or TEXT holding a number other than NaN (spaces trimmed); other text, NULL and BLOB throw ``ConversionError``.
@@ -133,13 +133,12 @@ public struct DoubleConverter: TypeConverter {
     /// try DoubleConverter().decode(.text(" 2.5 "))   // 2.5
     /// ```
     public func decode(_ value: DatabaseValue) throws -> Double {
+        if let d = BuiltInRules.double(value) { return d }
         switch value {
-        case .real(let d): return d
-        case .integer(let v): return Double(v)
         case .text(let s):
             if let d = Double(s.trimmingCharacters(in: .whitespaces)), !d.isNaN { return d }
             throw ConversionError.cannotDecode(value, to: Double.self, "not a number")
-        case .null, .blob:
+        default:   // NULL, BLOB (REAL and INTEGER are read above)
             throw ConversionError.cannotDecode(value, to: Double.self, "expected REAL")
         }
     }

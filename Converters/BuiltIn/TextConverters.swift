@@ -21,21 +21,21 @@ public struct StringConverter: TypeConverter {
     /// ```swift
     /// try StringConverter().encode("Ada")   // .text("Ada")
     /// ```
-    public func encode(_ value: String) throws -> DatabaseValue { .text(value) }
+    public func encode(_ value: String) throws -> DatabaseValue { BuiltInRules.stored(value) }
 
     /// Reads TEXT, INTEGER and REAL as their decimal text, and a BLOB holding valid UTF-8; NULL and other BLOBs throw ``ConversionError``.
     /// ```swift
     /// try StringConverter().decode(.integer(42))   // "42"
     /// ```
     public func decode(_ value: DatabaseValue) throws -> String {
+        if let s = BuiltInRules.string(value) { return s }
         switch value {
-        case .text(let s): return s
         case .integer(let v): return String(v)
         case .real(let d): return String(d)
         case .blob(let data):
             if let s = String(validating: data, as: UTF8.self) { return s }
             throw ConversionError.cannotDecode(value, to: String.self, "the BLOB is not UTF-8")
-        case .null:
+        default:   // NULL (TEXT is read above)
             throw ConversionError.cannotDecode(value, to: String.self, "expected TEXT")
         }
     }
@@ -61,17 +61,17 @@ public struct DataConverter: TypeConverter {
     /// ```swift
     /// try DataConverter().encode(Data())   // .blob of 0 bytes
     /// ```
-    public func encode(_ value: Data) throws -> DatabaseValue { .blob(value) }
+    public func encode(_ value: Data) throws -> DatabaseValue { BuiltInRules.stored(value) }
 
     /// Reads a BLOB, or TEXT as its UTF-8 bytes; INTEGER, REAL and NULL throw ``ConversionError``.
     /// ```swift
     /// try DataConverter().decode(.text("hi"))   // Data([0x68, 0x69])
     /// ```
     public func decode(_ value: DatabaseValue) throws -> Data {
+        if let d = BuiltInRules.data(value) { return d }
         switch value {
-        case .blob(let d): return d
         case .text(let s): return Data(s.utf8)
-        case .null, .integer, .real:
+        default:   // NULL, INTEGER, REAL (BLOB is read above)
             throw ConversionError.cannotDecode(value, to: Data.self, "expected BLOB")
         }
     }

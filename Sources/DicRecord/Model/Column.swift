@@ -103,19 +103,14 @@ final class ColumnInfo: Sendable {
     /// decoded value; throws when it is not one (refused at save). Nil for NULL.
     let coerce: @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)?
     /// Which stored values the property's fast read takes as they are (see `accepts`).
-    let fastKind: FastKind
+    let fastKind: BuiltInRules.Reads
     /// Decodes a stored non-NULL value as the property's type (through the registry, or as
     /// JSON), throwing when it does not convert: how a load checks what `fastKind` does not vouch for.
     let decodes: @Sendable (DatabaseValue, Converters) throws -> Void
 
-    /// The common property types, whose fast read takes a value by its storage class alone.
-    enum FastKind {
-        case integer, real, date, text, blob, other
-    }
-
     init(name: String, slot: Int, valueType: Any.Type, wrappedType: Any.Type, isOptional: Bool,
          defaultValue: DatabaseValue?, json: JSONCodec?, coerce: @escaping @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)?,
-         fastKind: FastKind, decodes: @escaping @Sendable (DatabaseValue, Converters) throws -> Void) {
+         fastKind: BuiltInRules.Reads, decodes: @escaping @Sendable (DatabaseValue, Converters) throws -> Void) {
         self.name = name
         self.slot = slot
         self.valueType = valueType
@@ -134,27 +129,14 @@ final class ColumnInfo: Sendable {
                    defaultValue: defaultValue, json: json, coerce: coerce, fastKind: fastKind, decodes: decodes)
     }
 
-    /// Whether the fast read of a property of kind `kind` takes a value of storage class
-    /// `stored` as it is (a Date's REAL must also be finite: the caller checks that).
-    @inline(__always)
-    static func takes(_ kind: FastKind, _ stored: RowValues.StorageClass) -> Bool {
-        switch (kind, stored) {
-        case (_, .null), (.integer, .integer), (.text, .text), (.blob, .blob), (.real, .real), (.real, .integer),
-             (.date, .integer):
-            true
-        default:
-            false
-        }
-    }
-
     /// Throws when `stored`, non-NULL, does not convert to the property's type (a load refuses
     /// it); NULL is fine (nil, or the initial value). Values of the storage class the fast read
     /// takes pass without a decode, when the fast read applies (`fast`).
     func check(_ stored: DatabaseValue, registry: Converters, fast: Bool) throws {
         if stored == .null { return }
         if fast {
-            if case .real(let seconds) = stored, fastKind == .date, seconds.isFinite { return }
-            if Self.takes(fastKind, RowValues.StorageClass(stored)) { return }
+            if fastKind == .date, BuiltInRules.date(stored) != nil { return }
+            if fastKind.takesAll(stored.storageType) { return }
         }
         do {
             try decodes(stored, registry)
@@ -163,18 +145,6 @@ final class ColumnInfo: Sendable {
         } catch {
             throw ConversionError(kind: .notConvertible, column: name, value: "\(stored.storageName) \(stored)",
                                   targetType: String(reflecting: valueType), reason: "\(error)")
-        }
-    }
-
-    /// The `FastKind` of a property type, as `Record.fastDecode` reads it (Date: REAL and INTEGER).
-    private static func fastKind(of wrapped: Any.Type) -> FastKind {
-        switch ObjectIdentifier(wrapped) {
-        case ObjectIdentifier(Int.self), ObjectIdentifier(Int64.self), ObjectIdentifier(Bool.self): .integer
-        case ObjectIdentifier(Double.self): .real
-        case ObjectIdentifier(Date.self): .date
-        case ObjectIdentifier(String.self): .text
-        case ObjectIdentifier(Data.self): .blob
-        default: .other
         }
     }
 
@@ -217,7 +187,7 @@ final class ColumnInfo: Sendable {
         }
         return ColumnInfo(name: name, slot: 0, valueType: Value.self, wrappedType: wrapped, isOptional: optional != nil,
                           defaultValue: defaultValue, json: json, coerce: coerce,
-                          fastKind: json == nil ? fastKind(of: wrapped) : .other, decodes: decodes)
+                          fastKind: json == nil ? BuiltInRules.reads(wrapped) : .none, decodes: decodes)
     }
 }
 

@@ -179,7 +179,7 @@ final class ModelSchema: Sendable {
     /// most rows the storage class of each value, read from its tag, is all it takes (no value
     /// is materialized); a row with any other value is checked one column at a time.
     func checkStoredValues(of records: [Record], map: LayoutMap) throws {
-        var checks = ContiguousArray<(position: Int, kind: ColumnInfo.FastKind)>()
+        var checks = ContiguousArray<(position: Int, kind: BuiltInRules.Reads)>()
         for (slot, column) in columns.enumerated() where map.positions[slot] >= 0 {
             checks.append((map.positions[slot], column.fastKind))
         }
@@ -190,9 +190,9 @@ final class ModelSchema: Sendable {
                 var taken = true
                 for check in checks {
                     let stored = values.storageClass(at: check.position)
-                    if ColumnInfo.takes(check.kind, stored) { continue }
+                    if check.kind.takesAll(stored) { continue }
                     // A date stored as REAL seconds loads when finite: one look at the number.
-                    if check.kind == .date, stored == .real, case .real(let seconds) = values[check.position], seconds.isFinite { continue }
+                    if check.kind == .date, stored == .real, BuiltInRules.date(values[check.position]) != nil { continue }
                     taken = false
                     break
                 }

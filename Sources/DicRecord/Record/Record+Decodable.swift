@@ -97,35 +97,19 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     // but the canonical storage goes through the registry, as a typed read would.
     private var fast: Bool { !Converters.anyReplacesFastPathType.load(ordering: .relaxed) || registry.fastPathEnabled }
 
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+    /// A common type by `BuiltInRules` (specialized per type: a metatype test, no cast).
+    @inline(__always)
+    private func decodeCommon<T>(_ type: T.Type, _ key: Key) throws -> T {
         let value = try stored(key, type)
-        if fast, case .integer(let v) = value, let i = Int(exactly: v) { return i }
+        if fast, let decoded = BuiltInRules.decode(value, as: T.self) { return decoded }
         return try convert(value, key, as: type)
     }
 
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-        let value = try stored(key, type)
-        if fast, case .integer(let v) = value { return v }
-        return try convert(value, key, as: type)
-    }
-
-    func decode(_ type: String.Type, forKey key: Key) throws -> String {
-        let value = try stored(key, type)
-        if fast, case .text(let s) = value { return s }
-        return try convert(value, key, as: type)
-    }
-
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-        let value = try stored(key, type)
-        if fast, case .real(let d) = value { return d }
-        return try convert(value, key, as: type)
-    }
-
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-        let value = try stored(key, type)
-        if fast, case .integer(let v) = value { return v != 0 }
-        return try convert(value, key, as: type)
-    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeCommon(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decodeCommon(type, key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decodeCommon(type, key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decodeCommon(type, key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decodeCommon(type, key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let stored = try stored(key, type)

@@ -137,35 +137,11 @@ extension Record {
     }
 
     /// `fastDecode` of a value that is there (borrowed: a stored value is not copied to decode it).
+    /// The rules are `BuiltInRules`' (Converters/BuiltIn/BuiltInRules.swift).
     @inlinable @inline(__always)
     static func fastDecode<T>(value stored: DatabaseValue, as type: T.Type) -> FastRead<T> {
         if case .null = stored { return .value(nil) }
-        if T.self == Int.self {
-            if case .integer(let v) = stored, let i = Int(exactly: v) { return .value(unsafeBitCast(i, to: T.self)) }
-        } else if T.self == String.self {
-            if case .text(let s) = stored { return .value(unsafeBitCast(s, to: T.self)) }
-        } else if T.self == Double.self {
-            switch stored {
-            case .real(let d): return .value(unsafeBitCast(d, to: T.self))
-            case .integer(let i): return .value(unsafeBitCast(Double(i), to: T.self))
-            default: break
-            }
-        } else if T.self == Int64.self {
-            if case .integer(let v) = stored { return .value(unsafeBitCast(v, to: T.self)) }
-        } else if T.self == Bool.self {
-            if case .integer(let v) = stored { return .value(unsafeBitCast(v != 0, to: T.self)) }
-        } else if T.self == Data.self {
-            if case .blob(let d) = stored { return .value(unsafeBitCast(d, to: T.self)) }
-        } else if T.self == Date.self {
-            // As DateConverter decodes REAL and INTEGER seconds; TEXT dates take the general path.
-            switch stored {
-            case .real(let seconds) where seconds.isFinite:
-                return .value(unsafeBitCast(Date(timeIntervalSince1970: seconds), to: T.self))
-            case .integer(let seconds):
-                return .value(unsafeBitCast(Date(timeIntervalSince1970: TimeInterval(seconds)), to: T.self))
-            default: break
-            }
-        }
+        if let value = BuiltInRules.decode(stored, as: T.self) { return .value(value) }
         return .miss
     }
 }
@@ -193,25 +169,11 @@ extension Record {
 
 extension Record {
     /// The stored form of a value of a common type (and its Optional), with the value to keep,
-    /// without the registry's dynamic casts; nil for any other type. Mirrors the built-in
-    /// converters, so the caller must check `fastPathAllowed` first.
+    /// by `BuiltInRules`, without the registry's dynamic casts; nil for any other type and where
+    /// the rule leaves the answer to the converter (its error). The caller checks `fastPathAllowed`.
     static func fastEncode<V>(_ value: V) -> (stored: DatabaseValue, kept: Any?)? {
         func plain<W>(_ value: W) -> (stored: DatabaseValue, kept: Any?)? {
-            if W.self == Int.self { let v = unsafeBitCast(value, to: Int.self); return (.integer(Int64(v)), v) }
-            if W.self == String.self { let v = unsafeBitCast(value, to: String.self); return (.text(v), v) }
-            if W.self == Double.self {
-                let v = unsafeBitCast(value, to: Double.self)
-                return v.isNaN ? nil : (.real(v), v)   // NaN: the converter's error
-            }
-            if W.self == Int64.self { let v = unsafeBitCast(value, to: Int64.self); return (.integer(v), v) }
-            if W.self == Bool.self { let v = unsafeBitCast(value, to: Bool.self); return (.integer(v ? 1 : 0), v) }
-            if W.self == Date.self {
-                let v = unsafeBitCast(value, to: Date.self)
-                let seconds = v.timeIntervalSince1970
-                return seconds.isFinite ? (.real(seconds), v) : nil   // NaN, ±infinity: the converter's error
-            }
-            if W.self == Data.self { let v = unsafeBitCast(value, to: Data.self); return (.blob(v), v) }
-            return nil
+            BuiltInRules.encode(value).map { ($0, value) }
         }
         func optional<W>(_ type: W.Type) -> (stored: DatabaseValue, kept: Any?)? {
             guard let wrapped = unsafeBitCast(value, to: W?.self) else { return (.null, nil) }

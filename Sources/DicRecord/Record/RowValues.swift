@@ -76,32 +76,17 @@ struct RowValues: RandomAccessCollection, Sendable {
     /// takes it from the positions of the record's own layout (`ModelSchema.checkStoredValues`
     /// compares the layouts first).
     @inline(__always)
-    func storageClass(at position: Int) -> StorageClass {
+    func storageClass(at position: Int) -> StorageType? {
         precondition(position >= 0 && position < Int(length), "column index out of range")
         let index = Int(start) &+ position
-        if storage.isArray { return StorageClass(storage.values[index]) }
+        if storage.isArray { return storage.values[index].storageType }
         switch storage.tags[index] {
-        case .null: return .null
+        case .null: return nil
         case .integer: return .integer
         case .real: return .real
         case .object:
             if case .text = storage.objects[Int(storage.payloads[index])] { return .text }
             return .blob
-        }
-    }
-
-    enum StorageClass {
-        case null, integer, real, text, blob
-
-        @inline(__always)
-        init(_ value: DatabaseValue) {
-            switch value {
-            case .null: self = .null
-            case .integer: self = .integer
-            case .real: self = .real
-            case .text: self = .text
-            case .blob: self = .blob
-            }
         }
     }
 

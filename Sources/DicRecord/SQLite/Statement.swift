@@ -184,7 +184,10 @@ final class Statement {
                 guard let base = arguments.baseAddress else { return }
                 for offset in arguments.indices {
                     let index = Int32(offset + 1)
-                    if peek, try bindInline(base + offset, at: index, configName: configName) { continue }
+                    if peek, let value = InlineArgument.value(at: base + offset) {
+                        try bind(value, at: index, configName: configName)
+                        continue
+                    }
                     guard let argument = arguments[offset] else {
                         try check(sqlite3_bind_null(handle, index), .null, at: index, configName: configName)
                         continue
@@ -214,35 +217,6 @@ final class Statement {
                                      sql: sql, configName: configName)
             }
         }
-    }
-
-    /// Binds NULL, Int, Int64, Double (not NaN), Bool or String read in place from the argument's
-    /// existential container (see `InlineArgument`); false for anything else.
-    @inline(__always)
-    private func bindInline(_ argument: UnsafePointer<DatabaseArgument>, at index: Int32, configName: String) throws -> Bool {
-        let raw = UnsafeRawPointer(argument)
-        let code: Int32
-        switch InlineArgument.type(at: raw) {
-        case 0:
-            code = sqlite3_bind_null(handle, index)
-        case InlineArgument.int:
-            code = sqlite3_bind_int64(handle, index, Int64(raw.load(as: Int.self)))
-        case InlineArgument.string:
-            try bind(.text(raw.load(as: String.self)), at: index, configName: configName)
-            return true
-        case InlineArgument.int64:
-            code = sqlite3_bind_int64(handle, index, raw.load(as: Int64.self))
-        case InlineArgument.double:
-            let value = raw.load(as: Double.self)
-            guard !value.isNaN else { return false }
-            code = sqlite3_bind_double(handle, index, value)
-        case InlineArgument.bool:
-            code = sqlite3_bind_int64(handle, index, raw.load(as: Bool.self) ? 1 : 0)
-        default:
-            return false
-        }
-        if code != SQLITE_OK { try check(code, nil, at: index, configName: configName) }
-        return true
     }
 
     private func checkCount(_ count: Int, configName: String) throws {
@@ -344,47 +318,4 @@ final class Statement {
         sqlite3_reset(handle)
         invalidTexts = nil
     }
-}
-
-/// Reading an argument's value without copying its existential. Copying `(any Sendable)?` goes
-/// through the runtime's generic value witnesses, which cost more than binding an integer (taking
-/// 1,000,000 integer arguments out of their lists: 25 ms copied, 11 ms read in place). Swift's
-/// ABI lays out an `any Sendable` (a marker protocol: no witness tables) as a 3-word inline buffer
-/// followed by its type's metadata, and `Optional` marks `.none` with a null metadata word; a
-/// value of one of the types below is stored inline at the start of the buffer. `isReadable`
-/// checks all of that once at run time, and the binder falls back to copying if any of it fails.
-enum InlineArgument {
-    static let int = metadata(Int.self)
-    static let int64 = metadata(Int64.self)
-    static let double = metadata(Double.self)
-    static let bool = metadata(Bool.self)
-    static let string = metadata(String.self)
-    private static let typeOffset = 3 * MemoryLayout<Int>.stride
-
-    /// The address of the type's metadata (what the container's last word holds).
-    static func metadata(_ type: Any.Type) -> UInt {
-        UInt(bitPattern: ObjectIdentifier(type))
-    }
-
-    /// The argument's dynamic type (`metadata`) at `raw`; 0 for `.none`.
-    @inline(__always)
-    static func type(at raw: UnsafeRawPointer) -> UInt {
-        raw.load(fromByteOffset: typeOffset, as: UInt.self)
-    }
-
-    /// Whether this runtime stores arguments as described above.
-    static let isReadable: Bool = {
-        guard MemoryLayout<DatabaseArgument>.size == typeOffset + MemoryLayout<Int>.stride else { return false }
-        let probes: [DatabaseArgument] = [nil, Int(0x1234_5678_9abc), Int64(-42), 2.5, true, "probe text that is not small"]
-        return probes.withUnsafeBufferPointer { buffer -> Bool in
-            guard let base = buffer.baseAddress else { return false }
-            func at(_ i: Int) -> UnsafeRawPointer { UnsafeRawPointer(base + i) }
-            return type(at: at(0)) == 0
-                && type(at: at(1)) == int && at(1).load(as: Int.self) == 0x1234_5678_9abc
-                && type(at: at(2)) == int64 && at(2).load(as: Int64.self) == -42
-                && type(at: at(3)) == double && at(3).load(as: Double.self) == 2.5
-                && type(at: at(4)) == bool && at(4).load(as: Bool.self)
-                && type(at: at(5)) == string && at(5).load(as: String.self) == "probe text that is not small"
-        }
-    }()
 }
