@@ -1,1 +1,2 @@
+// The converters (DatabaseValue, TypeConverter, the registry) are part of the DicRecord module for users.
 @_exported import DicRecordConverters

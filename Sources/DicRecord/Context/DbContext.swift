@@ -41,13 +41,13 @@ public final class DbContext: Sendable {
     private let running = Mutex<Running?>(nil)
     private let schema = Mutex(SchemaDeclarations())
 
-    /// The models and migrations registered with this context.
-    private struct SchemaDeclarations: @unchecked Sendable {
-        // Model metatypes are only read to build schemas and run init(); they are never shared mutable state.
-        var models: [Model.Type] = []
-        var registered: Set<ObjectIdentifier> = []
-        /// Models registered after start whose schema work failed: their operations throw this.
+    /// The declarations (models) and migrations registered with this context.
+    private struct SchemaDeclarations {
+        var declared: [any ContextDeclaration] = []
+        var ids: Set<ObjectIdentifier> = []
+        /// Declarations registered after start whose upkeep failed: their operations throw this.
         var failures: [ObjectIdentifier: any Error] = [:]
+        var upkeep: DeclarationUpkeep?
         var migrations: [DatabaseMigration] = []
     }
 
@@ -110,36 +110,33 @@ public final class DbContext: Sendable {
         converters.register(converter)
     }
 
-    /// Registers model classes: at start their tables are created or brought up to date (one
-    /// transaction for all of them). Registered after start, the schema work runs at once; if it
-    /// fails, the model's operations throw why.
-    /// ```swift
-    /// main.register(Student.self, Teacher.self)
-    /// ```
-    public func register(_ models: Model.Type...) {
-        let (added, others) = schema.withLock { declarations -> ([Model.Type], [Model.Type]) in
-            var added: [Model.Type] = []
-            for model in models {
-                let key = ObjectIdentifier(model)
-                if declarations.registered.insert(key).inserted {
-                    declarations.models.append(model)
-                    added.append(model)
-                } else if declarations.failures[key] != nil {
-                    added.append(model)   // its schema work failed before: try again
+    /// Registers `items` (the Model layer's `register(_:)` does, for models): at start `upkeep`
+    /// brings the database up to date for them, one transaction for all. Registered after start,
+    /// it runs at once; if it fails, `isDeclared` throws why for each of them.
+    func declare(_ items: [any ContextDeclaration], upkeep: @escaping DeclarationUpkeep) {
+        let (added, others) = schema.withLock { declarations -> ([any ContextDeclaration], [any ContextDeclaration]) in
+            declarations.upkeep = upkeep
+            var added: [any ContextDeclaration] = []
+            for item in items {
+                if declarations.ids.insert(item.id).inserted {
+                    declarations.declared.append(item)
+                    added.append(item)
+                } else if declarations.failures[item.id] != nil {
+                    added.append(item)   // its upkeep failed before: try again
                 }
             }
-            let addedKeys = Set(added.map(ObjectIdentifier.init))
-            return (added, declarations.models.filter { !addedKeys.contains(ObjectIdentifier($0)) })
+            let addedIDs = Set(added.map(\.id))
+            return (added, declarations.declared.filter { !addedIDs.contains($0.id) })
         }
         guard !added.isEmpty, let pool = running.withLock({ $0?.pool }) else { return }
         do {
-            try runSchemaUpkeep(pool, models: added, registered: others, migrations: [])
+            try runStartWork(pool, added: added, others: others, migrations: [])
             schema.withLock { declarations in
-                for model in added { declarations.failures[ObjectIdentifier(model)] = nil }
+                for item in added { declarations.failures[item.id] = nil }
             }
         } catch {
             schema.withLock { declarations in
-                for model in added { declarations.failures[ObjectIdentifier(model)] = error }
+                for item in added { declarations.failures[item.id] = error }
             }
         }
     }
@@ -156,22 +153,24 @@ public final class DbContext: Sendable {
         schema.withLock { $0.migrations.append(DatabaseMigration(version: version, body: body)) }
     }
 
-    /// Whether `model` is registered here; throws why a model registered after start is unusable.
-    func hasModel(_ model: Model.Type) throws -> Bool {
+    /// Whether the declaration `id` is registered here; throws why one registered after start is unusable.
+    func isDeclared(_ id: ObjectIdentifier) throws -> Bool {
         try schema.withLock { declarations in
-            if let failure = declarations.failures[ObjectIdentifier(model)] { throw failure }
-            return declarations.registered.contains(ObjectIdentifier(model))
+            if let failure = declarations.failures[id] { throw failure }
+            return declarations.ids.contains(id)
         }
     }
 
-    private func runSchemaUpkeep(_ pool: ConnectionPool, models: [Model.Type], registered: [Model.Type] = [],
-                                 migrations: [DatabaseMigration]) throws {
-        guard !models.isEmpty || !migrations.isEmpty else { return }
+    /// The migrations, then the declarations' upkeep, on the writer.
+    private func runStartWork(_ pool: ConnectionPool, added: [any ContextDeclaration], others: [any ContextDeclaration] = [],
+                              migrations: [DatabaseMigration]) throws {
+        let upkeep = schema.withLock { $0.upkeep }
+        guard !migrations.isEmpty || (!added.isEmpty && upkeep != nil) else { return }
         let contexts = ContextRegistry.active
         try pool.write { connection in
-            try SchemaUpkeep(connection: connection, converters: converters, configName: configName,
-                             db: Db(configName: configName, contexts: contexts))
-                .run(models: models, registered: registered, migrations: migrations)
+            let db = Db(configName: configName, contexts: contexts)
+            try DatabaseMigration.run(migrations, on: connection, db: db, configName: configName)
+            if !added.isEmpty, let upkeep { try upkeep(added, others, connection, self, db) }
         }
     }
 
@@ -201,13 +200,13 @@ public final class DbContext: Sendable {
             // Opened outside the lock: an onOpen hook may ask this context questions.
             let pool = try openPool()
             running.withLock { $0 = Running(pool: pool, contexts: contexts) }
-            // Every registered model's schema work runs again here: earlier failures are forgotten.
+            // Every declaration's upkeep runs again here: earlier failures are forgotten.
             let declared = schema.withLock { declarations in
                 declarations.failures = [:]
-                return (declarations.models, declarations.migrations)
+                return (declarations.declared, declarations.migrations)
             }
             do {
-                try runSchemaUpkeep(pool, models: declared.0, migrations: declared.1)
+                try runStartWork(pool, added: declared.0, migrations: declared.1)
             } catch {
                 stop()
                 throw error
@@ -403,3 +402,15 @@ extension DbContext {
         try await ContextRegistry.$scoped.withValue(ContextRegistry(), operation: body)
     }
 }
+
+/// A table owner registered with a context: models are the one kind (`Model/`), and the context
+/// knows them only through this.
+protocol ContextDeclaration: Sendable {
+    /// Registering the same declaration twice registers it once.
+    var id: ObjectIdentifier { get }
+}
+
+/// Brings the database up to date for `added` declarations on the held writer (`others`: the
+/// context's other declarations, for clash checks), one transaction; `db` joins that writer.
+typealias DeclarationUpkeep = @Sendable (_ added: [any ContextDeclaration], _ others: [any ContextDeclaration],
+                                         _ connection: Connection, _ context: DbContext, _ db: Db) throws -> Void

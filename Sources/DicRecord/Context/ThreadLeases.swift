@@ -15,17 +15,10 @@ final class ThreadLeases {
     // checks (which cost as much as the accesses) are off.
     @exclusivity(unchecked) var writers: [ObjectIdentifier: Connection] = [:]
     @exclusivity(unchecked) var readers: [ObjectIdentifier: Connection] = [:]
-    /// The last `findById` statement this thread built (see `Db.findById`).
-    @exclusivity(unchecked) var lastFindById: (table: String, key: String, columns: String, sql: String)?
-    /// The fetched record the dao hands to the model `init()` it is running (see `ModelFactory`).
-    @exclusivity(unchecked) var pendingModelRecord: (type: ObjectIdentifier, record: Record)?
     /// While this thread runs a call of the async API: the flag the task's cancellation sets.
     @exclusivity(unchecked) var cancellation: CancellationFlag?
     /// True on the threads of `BlockingPool`, where the async API runs its calls inline.
     @exclusivity(unchecked) var isPoolThread = false
-    /// The layout of the last record this thread built from values (see `Record(pairs:)`):
-    /// records built in a loop share it instead of each making its own.
-    @exclusivity(unchecked) var lastBuiltLayout: RowLayout?
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 

@@ -118,16 +118,18 @@ extension Db {
     /// `findById`'s SELECT. Its text is remembered per thread for the last (table, key, columns),
     /// so that a loop of lookups does not rebuild it each time.
     func findRecordById(_ table: String, _ id: DatabaseArgument, primaryKey: String, columns: String) throws -> Record? {
-        let leases = ThreadLeases.current
+        let last = Self.lastFindById.current
         let sql: String
-        if let last = leases.lastFindById, last.table == table, last.key == primaryKey, last.columns == columns {
-            sql = last.sql
+        if let known = last.value, known.table == table, known.key == primaryKey, known.columns == columns {
+            sql = known.sql
         } else {
             sql = "SELECT \(columns) FROM \(SqlText.quote(table)) WHERE \(whereKeys([primaryKey])) LIMIT 1"
-            leases.lastFindById = (table, primaryKey, columns, sql)
+            last.value = (table, primaryKey, columns, sql)
         }
         return try findFirstRecord(sql, .positional([id]))
     }
+    /// The last `findById` statement this thread built.
+    private static let lastFindById = ThreadSlot<(table: String, key: String, columns: String, sql: String)>()
 
     private func whereKeys(_ keys: [String]) -> String {
         keys.map { "\(SqlText.quote($0)) = ?" }.joined(separator: " AND ")

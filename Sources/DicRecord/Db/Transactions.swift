@@ -179,7 +179,7 @@ extension Db {
 /// savepoint the save ran in) rolls back, the record gets its key and flags back, so a later
 /// `save()` inserts again and `update()` still sees the edits: a rolled-back write is never
 /// mistaken for a stored one.
-struct RollbackUndo {
+struct RollbackUndo: TransactionUndo {
     let record: Record
     let modified: Record.ModifiedSet
     /// The key column written back, and what it held before (nil: the column was absent).

@@ -252,7 +252,7 @@ public struct Dao<M: Model>: Sendable {
         let schema = known ?? ModelSchema.of(M.self)
         if let error = schema.declarationError { throw error }
         let contexts = ContextRegistry.active
-        let context = try contexts.context(forModel: M.self, named: configName)
+        let context = try contexts.context(declaring: ObjectIdentifier(M.self), model: "\(M.self)", named: configName)
         return (Db(context: context, contexts: contexts), schema)
     }
 

@@ -417,13 +417,13 @@ extension Model {
 /// model does not first build an empty record it would throw away.
 enum ModelFactory {
     static func make<M: Model>(_ type: M.Type, record: Record) -> M {
-        let leases = ThreadLeases.current
+        let pending = self.pending.current
         // Saved and restored: a model built while another one is (a dao call in a property
         // initializer) must not take, or leave behind, the outer model's record.
-        let outer = leases.pendingModelRecord
-        leases.pendingModelRecord = (ObjectIdentifier(M.self), record)
+        let outer = pending.value
+        pending.value = (ObjectIdentifier(M.self), record)
         let model = M()
-        leases.pendingModelRecord = outer
+        pending.value = outer
         // An init that set a column wrote to the record's written copy: the fetched row (its
         // base, never written) is what the model must hold.
         if model.storage !== record || record.isMutated {
@@ -433,9 +433,12 @@ enum ModelFactory {
     }
 
     static func takeRecord(for type: Model.Type) -> Record? {
-        let leases = ThreadLeases.current
-        guard let pending = leases.pendingModelRecord, pending.type == ObjectIdentifier(type) else { return nil }
-        leases.pendingModelRecord = nil
+        let slot = pending.current
+        guard let pending = slot.value, pending.type == ObjectIdentifier(type) else { return nil }
+        slot.value = nil
         return pending.record
     }
+
+    /// The fetched record for the model `init()` this thread is running.
+    private static let pending = ThreadSlot<(type: ObjectIdentifier, record: Record)>()
 }

@@ -1,21 +1,6 @@
 import Logging
 import Synchronization
 
-/// How a context reports a typed read that misses: the logger it warns on, and whether a miss
-/// stops the process instead (`Options.strictReads`). One per context, shared by its connections.
-final class ReadReporter: Sendable {
-    let logger: Logger
-    let strictReads: Bool
-
-    init(logger: Logger, strictReads: Bool) {
-        self.logger = logger
-        self.strictReads = strictReads
-    }
-
-    /// Records built in code belong to no context: they warn on swift-log's `DicRecord` label.
-    static let builtInCode = ReadReporter(logger: Logger(label: "DicRecord"), strictReads: false)
-}
-
 /// Where the rows of one layout came from, for the warning of a typed read that misses: the
 /// statement's SQL and config (nil for a record built in code), and the columns already warned
 /// about, so that a loop over a result warns once per column, not once per row. A statement's

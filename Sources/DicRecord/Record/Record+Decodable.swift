@@ -1,3 +1,4 @@
+// Record: decoding a record into a Decodable type, by the built-in rules and the registry.
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+// Record: how a record compares, prints and turns into a dictionary or JSON.
 import Foundation
 
 extension Record: Equatable, CustomStringConvertible {

@@ -192,21 +192,25 @@ public final class Record: Sendable {
         }
         // One layout for the whole record, not one per column; its names are distinct already.
         // Records built in a loop (a batch) share the layout of the previous one when they can.
-        let leases = ThreadLeases.current
+        let lastBuilt = Self.lastBuiltLayout.current
         let layout: RowLayout
-        if let last = leases.lastBuiltLayout, last.registry === registry, RowLayout.sameSpelling(last.names, names) {
+        if let last = lastBuilt.value, last.registry === registry, RowLayout.sameSpelling(last.names, names) {
             layout = last
         } else {
             let allPacked = packed.compactMap { $0 }
             layout = allPacked.count == names.count
                 ? RowLayout(names: names, packedNames: allPacked, registry: registry, namesAreDistinct: true)
                 : RowLayout(names: names, registry: registry)
-            leases.lastBuiltLayout = layout
+            lastBuilt.value = layout
         }
         self.init(layout: layout, values: RowValues(values))
         self.cells = cells
         willMutate()
     }
+
+    /// The layout of the last record this thread built from values: records built in a loop
+    /// share it instead of each making its own.
+    private static let lastBuiltLayout = ThreadSlot<RowLayout>()
 
     // MARK: Columns
 

@@ -2,6 +2,12 @@ import CSQLite
 import Foundation
 import Synchronization
 
+/// In-memory work a transaction's rollback takes back (the layers above define what: a save's
+/// written key and cleared flags). The connection only keeps the list and its depths.
+protocol TransactionUndo {
+    func apply()
+}
+
 /// One SQLite connection. DicRecord's pool gives it to one thread at a time; the
 /// `Db.execute { connection in … }` escape hatch hands it to you for the closure's duration only.
 /// ```swift
@@ -26,9 +32,9 @@ public final class Connection: @unchecked Sendable {
     private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     var transactionDepth = 0
-    /// What saves inside the open transaction changed in memory, to put back if it rolls back
-    /// (see `RollbackUndo`). Each entry carries the depth it was made at.
-    var rollbackUndos: [(depth: Int, undo: RollbackUndo)] = []
+    /// What the layers above changed in memory inside the open transaction, to put back if it
+    /// rolls back (saves: `RollbackUndo`). Each entry carries the depth it was made at.
+    var rollbackUndos: [(depth: Int, undo: any TransactionUndo)] = []
     private var isClosed = false
     /// False once the connection is closed (its pool closes it when the context stops, never
     /// while a call uses it).

@@ -1,9 +1,8 @@
 import Foundation
 
-/// The schema work of one start, on the writer: database migrations (each in its own
-/// transaction, stamped in `PRAGMA user_version`), then every registered model's table in one
-/// transaction: create, rename/drop/add columns, `migrate(from:to:)`, indexes, full-text index.
-/// If any of it fails, the model part is rolled back whole.
+/// The schema work for the models registered with a context, on the writer, in one transaction:
+/// create, rename/drop/add columns, `migrate(from:to:)`, indexes, full-text index. If any of it
+/// fails, all of it is rolled back. (The database's own migrations run before it: `DatabaseMigration`.)
 struct SchemaUpkeep {
     /// DicRecord's bookkeeping: one row per model table with the version it was brought to.
     static let bookkeepingTable = "dicrecord_schema"
@@ -11,12 +10,17 @@ struct SchemaUpkeep {
     let connection: Connection
     let converters: Converters
     let configName: String
-    /// Runs a migration closure with a handle on this context (calls join the held writer).
+    /// Runs `migrate(from:to:)` with a handle on this context (calls join the held writer).
     let db: Db
 
+    /// The context's upkeep of its models (`DbContext.register(_:)` hands it over).
+    static let upkeep: DeclarationUpkeep = { added, others, connection, context, db in
+        try SchemaUpkeep(connection: connection, converters: context.converters, configName: context.configName, db: db)
+            .run(models: added.map(ModelDeclaration.model), registered: others.map(ModelDeclaration.model))
+    }
+
     /// `registered`: the context's other models, checked for a table clash but not upkept.
-    func run(models: [Model.Type], registered: [Model.Type] = [], migrations: [DatabaseMigration]) throws {
-        try runMigrations(migrations)
+    func run(models: [Model.Type], registered: [Model.Type]) throws {
         guard !models.isEmpty else { return }
         let schemas = models.map { ModelSchema.of($0) }
         var tables: [String: String] = [:]
@@ -29,7 +33,7 @@ struct SchemaUpkeep {
             }
             tables[schema.tableName.lowercased()] = schema.typeName
         }
-        try inTransaction {
+        try connection.inSchemaTransaction {
             _ = try connection.run("""
                 CREATE TABLE IF NOT EXISTS \(SqlText.quote(Self.bookkeepingTable)) (
                 "table_name" TEXT PRIMARY KEY COLLATE NOCASE, "model" TEXT NOT NULL,
@@ -37,43 +41,6 @@ struct SchemaUpkeep {
                 """, .none)
             for schema in schemas { try upkeep(schema) }
         }
-    }
-
-    // MARK: Database migrations (patchwork)
-
-    private func runMigrations(_ migrations: [DatabaseMigration]) throws {
-        guard !migrations.isEmpty else { return }
-        let steps = migrations.sorted { $0.version < $1.version }
-        for (a, b) in zip(steps, steps.dropFirst()) where a.version == b.version {
-            throw DicRecordError(.invalidArgument, "two migrations declare version \(a.version)", configName: configName)
-        }
-        if let bad = steps.first(where: { $0.version < 1 }) {
-            throw DicRecordError(.invalidArgument, "migration versions start at 1 (got \(bad.version))", configName: configName)
-        }
-        let current = try userVersion()
-        let latest = steps[steps.count - 1].version
-        if current > latest {
-            throw DicRecordError(.schemaVersion,
-                "the database is at user_version \(current), newer than this code's last migration (\(latest)); refusing to open it with older code",
-                configName: configName)
-        }
-        for step in steps where step.version > current {
-            do {
-                try inTransaction {
-                    try step.body(db)
-                    _ = try connection.run("PRAGMA user_version = \(step.version)", .none)
-                }
-            } catch let error as DatabaseError {
-                throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
-                                    message: "migration \(step.version) failed: \(error.message)", sql: error.sql,
-                                    arguments: error.arguments, configName: configName)
-            }
-        }
-    }
-
-    private func userVersion() throws -> Int {
-        if case .integer(let v) = try connection.rows("PRAGMA user_version").first?.first { return Int(v) }
-        return 0
     }
 
     // MARK: One model's table
@@ -354,31 +321,4 @@ struct SchemaUpkeep {
             return nil
         }
     }
-
-    /// BEGIN IMMEDIATE … COMMIT, or a savepoint inside a transaction the caller holds (a model
-    /// registered from inside `tx`).
-    private func inTransaction(_ body: () throws -> Void) throws {
-        let nested = connection.isInTransaction
-        _ = try connection.run(nested ? "SAVEPOINT dicrecord_schema" : "BEGIN IMMEDIATE", .none)
-        do {
-            try body()
-            _ = try connection.run(nested ? "RELEASE dicrecord_schema" : "COMMIT", .none)
-        } catch {
-            if connection.isInTransaction {
-                if nested {
-                    try? connection.runRollback("ROLLBACK TO dicrecord_schema")
-                    try? connection.runRollback("RELEASE dicrecord_schema")
-                } else {
-                    try? connection.runRollback("ROLLBACK")
-                }
-            }
-            throw error
-        }
-    }
-}
-
-/// One step of a database's own migrations (patchwork): `context.migration(version: 2) { db in … }`.
-struct DatabaseMigration: Sendable {
-    let version: Int
-    let body: @Sendable (Db) throws -> Void
 }

@@ -1,3 +1,4 @@
+// Support: where a context's diagnostics go: executed SQL (showSql, onSql) and typed-read misses.
 import Logging
 import Synchronization
 
@@ -69,4 +70,19 @@ final class SqlTracer: Sendable {
         }
         observer?(trace)
     }
+}
+
+/// How a context reports a typed read that misses: the logger it warns on, and whether a miss
+/// stops the process instead (`Options.strictReads`). One per context, shared by its connections.
+final class ReadReporter: Sendable {
+    let logger: Logger
+    let strictReads: Bool
+
+    init(logger: Logger, strictReads: Bool) {
+        self.logger = logger
+        self.strictReads = strictReads
+    }
+
+    /// Records built in code belong to no context: they warn on swift-log's `DicRecord` label.
+    static let builtInCode = ReadReporter(logger: Logger(label: "DicRecord"), strictReads: false)
 }

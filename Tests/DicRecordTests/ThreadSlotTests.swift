@@ -1,0 +1,53 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import DicRecord
+
+/// `ThreadSlot` turns the runtime's exclusivity checks off on the assumption that a box is only
+/// ever touched by its own thread: these tests fail if two threads could reach one box.
+@Suite struct ThreadSlotTests {
+    final class Token {}
+
+    @Test func eachThreadSeesOnlyItsOwnValue() async throws {
+        let slot = ThreadSlot<Int>()
+        slot.current.value = -1
+        let seen = Mutex<[Int: [Int?]]>([:])
+        let threads = (0..<8).map { n in
+            Thread {
+                var mine: [Int?] = [slot.current.value]   // a new thread starts empty
+                for i in 0..<10_000 {
+                    slot.current.value = n * 100_000 + i
+                    if slot.current.value != n * 100_000 + i { mine.append(slot.current.value) }
+                }
+                mine.append(slot.current.value)
+                seen.withLock { $0[n] = mine }
+            }
+        }
+        threads.forEach { $0.start() }
+        while seen.withLock({ $0.count }) < 8 { try await Task.sleep(for: .milliseconds(5)) }
+        for n in 0..<8 {
+            #expect(seen.withLock { $0[n] } == [nil, n * 100_000 + 9_999])
+        }
+        #expect(slot.current.value == -1)
+    }
+
+    @Test func aThreadsBoxIsReleasedWhenTheThreadEnds() async throws {
+        let slot = ThreadSlot<Token>()
+        let watcher = Mutex<(weak: WeakToken?, done: Bool)>((nil, false))
+        let thread = Thread {
+            let token = Token()
+            slot.current.value = token
+            watcher.withLock { $0 = (WeakToken(token), true) }
+        }
+        thread.start()
+        while !watcher.withLock({ $0.done }) { try await Task.sleep(for: .milliseconds(5)) }
+        // The thread's destructor runs after its body returns: give it a moment.
+        for _ in 0..<200 where watcher.withLock({ $0.weak?.token }) != nil { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(watcher.withLock { $0.weak?.token } == nil)
+    }
+
+    final class WeakToken: @unchecked Sendable {
+        weak var token: Token?
+        init(_ token: Token) { self.token = token }
+    }
+}
