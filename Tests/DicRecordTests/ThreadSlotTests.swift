@@ -8,10 +8,12 @@ import Testing
 @Suite struct ThreadSlotTests {
     final class Token {}
 
-    @Test func eachThreadSeesOnlyItsOwnValue() async throws {
+    /// Synchronous (a test thread that never suspends): the test's own value must survive too.
+    @Test func eachThreadSeesOnlyItsOwnValue() throws {
         let slot = ThreadSlot<Int>()
         slot.current.value = -1
         let seen = Mutex<[Int: [Int?]]>([:])
+        let done = DispatchSemaphore(value: 0)
         let threads = (0..<8).map { n in
             Thread {
                 var mine: [Int?] = [slot.current.value]   // a new thread starts empty
@@ -21,10 +23,11 @@ import Testing
                 }
                 mine.append(slot.current.value)
                 seen.withLock { $0[n] = mine }
+                done.signal()
             }
         }
         threads.forEach { $0.start() }
-        while seen.withLock({ $0.count }) < 8 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<8 { done.wait() }
         for n in 0..<8 {
             #expect(seen.withLock { $0[n] } == [nil, n * 100_000 + 9_999])
         }

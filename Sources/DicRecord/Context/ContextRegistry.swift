@@ -66,12 +66,12 @@ final class ContextRegistry: Sendable {
     /// The context a declared model (`id`, its type named `model` in messages) runs on: the named
     /// one (which must have it registered), else main when it is registered there, else the first
     /// started context that has it.
-    func context(declaring id: ObjectIdentifier, model: String, named name: String?) throws -> DbContext {
+    func context(declaring id: ObjectIdentifier, model: @autoclosure () -> String, named name: String?) throws -> DbContext {
         if let name, !name.isEmpty {
             let context = try context(named: name)
             guard try context.isDeclared(id) else {
                 throw DicRecordError(.notRegistered,
-                    "model \(model) is not registered with config '\(context.configName)'; call register(\(model).self) on that context",
+                    "model \(model()) is not registered with config '\(context.configName)'; call register(\(model()).self) on that context",
                     configName: context.configName)
             }
             return context
@@ -81,7 +81,7 @@ final class ContextRegistry: Sendable {
         }
         for context in candidates where try context.isDeclared(id) { return context }
         throw DicRecordError(.notRegistered,
-            "model \(model) is not registered with any started config (started: \(candidates.isEmpty ? "none" : candidates.map { "'\($0.configName)'" }.joined(separator: ", "))); call context.register(\(model).self) before start(); in memory, a model works unregistered",
+            "model \(model()) is not registered with any started config (started: \(candidates.isEmpty ? "none" : candidates.map { "'\($0.configName)'" }.joined(separator: ", "))); call context.register(\(model()).self) before start(); in memory, a model works unregistered",
             configName: nil)
     }
 

@@ -179,7 +179,7 @@ extension Db {
 /// savepoint the save ran in) rolls back, the record gets its key and flags back, so a later
 /// `save()` inserts again and `update()` still sees the edits: a rolled-back write is never
 /// mistaken for a stored one.
-struct RollbackUndo: TransactionUndo {
+struct RollbackUndo {
     let record: Record
     let modified: Record.ModifiedSet
     /// The key column written back, and what it held before (nil: the column was absent).
@@ -196,7 +196,14 @@ struct RollbackUndo: TransactionUndo {
         if let writtenKey, let generated { previous = record.exchange(writtenKey, generated) }
         let cleared = record.clearModified()
         guard depth > 0 else { return }
-        connection.rollbackUndos.append((depth, RollbackUndo(record: record, modified: cleared, key: writtenKey, previousKey: previous)))
+        let log: SaveUndoLog
+        if let known = connection.undoLog as? SaveUndoLog {
+            log = known
+        } else {
+            log = SaveUndoLog()
+            connection.undoLog = log
+        }
+        log.entries.append((depth, RollbackUndo(record: record, modified: cleared, key: writtenKey, previousKey: previous)))
     }
 
     func apply() {
@@ -207,13 +214,19 @@ struct RollbackUndo: TransactionUndo {
     }
 }
 
+/// The saves of a connection's open transactions that a rollback would take back, newest last,
+/// each with the depth it was made at.
+final class SaveUndoLog {
+    var entries: [(depth: Int, undo: RollbackUndo)] = []
+}
+
 extension Connection {
     /// The transaction at `depth` (its body ran at `depth + 1`) rolled back: put back what the
     /// saves inside it changed, newest first.
     func undoSaves(rolledBackAt depth: Int) {
-        guard !rollbackUndos.isEmpty else { return }
-        while let last = rollbackUndos.last, last.depth > depth {
-            rollbackUndos.removeLast()
+        guard let log = undoLog as? SaveUndoLog, !log.entries.isEmpty else { return }
+        while let last = log.entries.last, last.depth > depth {
+            log.entries.removeLast()
             last.undo.apply()
         }
     }
@@ -221,13 +234,13 @@ extension Connection {
     /// The transaction at `depth` committed: its saves now belong to the enclosing transaction,
     /// or, at the outermost level, are for good.
     func keepSaves(committedAt depth: Int) {
-        guard !rollbackUndos.isEmpty else { return }
+        guard let log = undoLog as? SaveUndoLog, !log.entries.isEmpty else { return }
         if depth == 0 {
-            rollbackUndos.removeAll()
+            log.entries.removeAll()
             return
         }
-        for i in rollbackUndos.indices where rollbackUndos[i].depth > depth {
-            rollbackUndos[i].depth = depth
+        for i in log.entries.indices where log.entries[i].depth > depth {
+            log.entries[i].depth = depth
         }
     }
 }

@@ -172,8 +172,16 @@ extension Record {
     /// by `BuiltInRules`, without the registry's dynamic casts; nil for any other type and where
     /// the rule leaves the answer to the converter (its error). The caller checks `fastPathAllowed`.
     static func fastEncode<V>(_ value: V) -> (stored: DatabaseValue, kept: Any?)? {
+        // Each value is kept as its concrete type (boxing a generic `W` as `Any` costs a runtime call).
         func plain<W>(_ value: W) -> (stored: DatabaseValue, kept: Any?)? {
-            BuiltInRules.encode(value).map { ($0, value) }
+            if W.self == Int.self { let v = unsafeBitCast(value, to: Int.self); return (BuiltInRules.stored(v), v) }
+            if W.self == String.self { let v = unsafeBitCast(value, to: String.self); return (BuiltInRules.stored(v), v) }
+            if W.self == Double.self { let v = unsafeBitCast(value, to: Double.self); return BuiltInRules.stored(v).map { ($0, v) } }
+            if W.self == Int64.self { let v = unsafeBitCast(value, to: Int64.self); return (BuiltInRules.stored(v), v) }
+            if W.self == Bool.self { let v = unsafeBitCast(value, to: Bool.self); return (BuiltInRules.stored(v), v) }
+            if W.self == Date.self { let v = unsafeBitCast(value, to: Date.self); return BuiltInRules.stored(v).map { ($0, v) } }
+            if W.self == Data.self { let v = unsafeBitCast(value, to: Data.self); return (BuiltInRules.stored(v), v) }
+            return nil
         }
         func optional<W>(_ type: W.Type) -> (stored: DatabaseValue, kept: Any?)? {
             guard let wrapped = unsafeBitCast(value, to: W?.self) else { return (.null, nil) }

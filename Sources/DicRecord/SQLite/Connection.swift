@@ -2,12 +2,6 @@ import CSQLite
 import Foundation
 import Synchronization
 
-/// In-memory work a transaction's rollback takes back (the layers above define what: a save's
-/// written key and cleared flags). The connection only keeps the list and its depths.
-protocol TransactionUndo {
-    func apply()
-}
-
 /// One SQLite connection. DicRecord's pool gives it to one thread at a time; the
 /// `Db.execute { connection in … }` escape hatch hands it to you for the closure's duration only.
 /// ```swift
@@ -32,9 +26,10 @@ public final class Connection: @unchecked Sendable {
     private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     var transactionDepth = 0
-    /// What the layers above changed in memory inside the open transaction, to put back if it
-    /// rolls back (saves: `RollbackUndo`). Each entry carries the depth it was made at.
-    var rollbackUndos: [(depth: Int, undo: any TransactionUndo)] = []
+    /// What the layers above changed in memory inside this connection's transactions, to put back
+    /// if one rolls back (`Db/Transactions.swift` keeps its save undo list here). The connection
+    /// only holds it: one object for the connection's life, not one per save.
+    var undoLog: AnyObject?
     private var isClosed = false
     /// False once the connection is closed (its pool closes it when the context stops, never
     /// while a call uses it).

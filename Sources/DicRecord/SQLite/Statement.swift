@@ -185,7 +185,13 @@ final class Statement {
                 for offset in arguments.indices {
                     let index = Int32(offset + 1)
                     if peek, let value = InlineArgument.value(at: base + offset) {
-                        try bind(value, at: index, configName: configName)
+                        // Integers (the most common argument) bound here, the rest by the general binder.
+                        if case .integer(let v) = value {
+                            let code = sqlite3_bind_int64(handle, index, v)
+                            if code != SQLITE_OK { try check(code, value, at: index, configName: configName) }
+                        } else {
+                            try bind(value, at: index, configName: configName)
+                        }
                         continue
                     }
                     guard let argument = arguments[offset] else {

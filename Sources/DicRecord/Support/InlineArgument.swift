@@ -1,11 +1,5 @@
+// Support: reading a bound argument's value in place, without copying its existential.
 import Foundation
-
-/// Anything DicRecord can bind as an argument: a value whose type has a converter, or nil for NULL.
-/// ```swift
-/// let age: DatabaseArgument = 14
-/// try Db.update("update student set age = ? where id = ?", age, 15)
-/// ```
-public typealias DatabaseArgument = (any Sendable)?
 
 /// Reading an argument's value without copying its existential. Copying `(any Sendable)?` goes
 /// through the runtime's generic value witnesses, which cost more than binding an integer (taking
@@ -14,8 +8,9 @@ public typealias DatabaseArgument = (any Sendable)?
 /// followed by its type's metadata, and `Optional` marks `.none` with a null metadata word; a
 /// value of one of the types below is stored inline at the start of the buffer. `isReadable`
 /// checks all of that once at run time, and callers fall back to copying if any of it fails.
-/// The stored form is `BuiltInRules`', as on every other path.
-package enum InlineArgument {
+/// The stored form is `BuiltInRules`', as on every other path. (In this module, not beside the
+/// rules: the binder reads it per argument, and a call into another module costs more than the read.)
+enum InlineArgument {
     static let int = metadata(Int.self)
     static let int64 = metadata(Int64.self)
     static let double = metadata(Double.self)
@@ -37,7 +32,7 @@ package enum InlineArgument {
     /// The stored form of NULL, Int, Int64, Double (not NaN), Bool or String read in place; nil for
     /// any other argument (the caller encodes it through the registry). Only while `isReadable`.
     @inline(__always)
-    package static func value(at argument: UnsafePointer<DatabaseArgument>) -> DatabaseValue? {
+    static func value(at argument: UnsafePointer<DatabaseArgument>) -> DatabaseValue? {
         let raw = UnsafeRawPointer(argument)
         switch type(at: raw) {
         case 0: return .null
@@ -51,7 +46,7 @@ package enum InlineArgument {
     }
 
     /// Whether this runtime stores arguments as described above.
-    package static let isReadable: Bool = {
+    static let isReadable: Bool = {
         guard MemoryLayout<DatabaseArgument>.size == typeOffset + MemoryLayout<Int>.stride else { return false }
         let probes: [DatabaseArgument] = [nil, Int(0x1234_5678_9abc), Int64(-42), 2.5, true, "probe text that is not small"]
         return probes.withUnsafeBufferPointer { buffer -> Bool in
