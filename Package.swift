@@ -9,6 +9,8 @@ let package = Package(
     // the samples are executable targets, which `swift run NAME` runs in this package only.
     products: [
         .library(name: "DicRecord", targets: ["DicRecord"]),
+        // PostgreSQL behind the same API; only its users build and link libpq.
+        .library(name: "DicRecordPostgres", targets: ["DicRecordPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -23,6 +25,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
+        .systemLibrary(
+            name: "CPostgreSQL",
+            path: "Sources/CPostgreSQL",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .target(name: "DicRecordConverters", path: "Converters"),
         .target(
             name: "DicRecord",
@@ -33,6 +41,7 @@ let package = Package(
             ],
             path: "Sources/DicRecord"
         ),
+        .target(name: "DicRecordPostgres", dependencies: ["DicRecord", "CPostgreSQL"], path: "Sources/DicRecordPostgres"),
         .executableTarget(name: "tour", dependencies: ["DicRecord"], path: "Samples/Tour"),
         .executableTarget(
             name: "dicrecord",
@@ -44,6 +53,7 @@ let package = Package(
         .executableTarget(name: "migrations", dependencies: ["DicRecord"], path: "Samples/Migrations"),
         .executableTarget(name: "relations", dependencies: ["DicRecord"], path: "Samples/Relations"),
         .testTarget(name: "DicRecordConvertersTests", dependencies: ["DicRecordConverters"]),
+        .testTarget(name: "DicRecordPostgresTests", dependencies: ["DicRecordPostgres"]),
         // A child process for the crash-consistency and two-process tests (it is killed mid-write).
         .executableTarget(name: "CrashWriter", dependencies: ["DicRecord"], path: "Tests/CrashWriter"),
         // A child process that StopRaceValgrindTests runs under valgrind: stop() while calls run.

@@ -35,7 +35,7 @@ struct DatabaseMigration: Sendable {
             } catch let error as DatabaseError {
                 throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
                                     message: "migration \(step.version) failed: \(error.message)", sql: error.sql,
-                                    arguments: error.arguments, configName: configName)
+                                    arguments: error.arguments, configName: configName, sqlState: error.sqlState)
             }
         }
     }

@@ -50,8 +50,15 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     /// ```
     public internal(set) var batchPosition: BatchPosition?
 
-    init(resultCode: Int32, extendedResultCode: Int32? = nil, message: String, sql: String? = nil,
-         arguments: [DatabaseValue] = [], configName: String? = nil, errorOffset: Int? = nil) {
+    /// PostgreSQL's SQLSTATE (`23505` for a unique violation, …) on a PostgreSQL config; nil on SQLite.
+    /// ```swift
+    /// catch let error as DatabaseError where error.sqlState == "23505" { print("duplicate key") }
+    /// ```
+    public let sqlState: String?
+
+    package init(resultCode: Int32, extendedResultCode: Int32? = nil, message: String, sql: String? = nil,
+                 arguments: [DatabaseValue] = [], configName: String? = nil, errorOffset: Int? = nil, sqlState: String? = nil) {
+        self.sqlState = sqlState
         self.resultCode = resultCode & 0xff
         self.extendedResultCode = extendedResultCode ?? resultCode
         self.message = message
@@ -197,6 +204,12 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
         /// error.kind == .busy
         /// ```
         case busy
+        /// Another transaction's work conflicts with this one's (PostgreSQL's serialization failure or
+        /// deadlock, SQLSTATE 40001 or 40P01): nothing of it was committed; run it again.
+        /// ```swift
+        /// catch let error as DicRecordError where error.kind == .conflict { /* rerun the transaction */ }
+        /// ```
+        case conflict
         /// The SQL holds more than one statement where one is expected (use `batch` or `Connection.execute`).
         /// ```swift
         /// error.kind == .multipleStatements
@@ -256,7 +269,7 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
     /// ```
     public internal(set) var batchPosition: BatchPosition?
 
-    init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil, databaseError: DatabaseError? = nil) {
+    package init(_ kind: Kind, _ message: String, sql: String? = nil, configName: String? = nil, databaseError: DatabaseError? = nil) {
         self.kind = kind
         self.message = message
         self.sql = sql

@@ -171,7 +171,7 @@ struct SchemaUpkeep {
             } catch let error as DatabaseError {
                 throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
                                     message: "\(schema.typeName).migrate(from: \(old), to: \(schema.version)) failed: \(error.message)",
-                                    sql: error.sql, arguments: error.arguments, configName: configName)
+                                    sql: error.sql, arguments: error.arguments, configName: configName, sqlState: error.sqlState)
             }
         }
     }
