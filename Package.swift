@@ -53,7 +53,6 @@ let package = Package(
         .executableTarget(name: "migrations", dependencies: ["DicRecord"], path: "Samples/Migrations"),
         .executableTarget(name: "relations", dependencies: ["DicRecord"], path: "Samples/Relations"),
         .testTarget(name: "DicRecordConvertersTests", dependencies: ["DicRecordConverters"]),
-        .testTarget(name: "DicRecordPostgresTests", dependencies: ["DicRecordPostgres"]),
         // A child process for the crash-consistency and two-process tests (it is killed mid-write).
         .executableTarget(name: "CrashWriter", dependencies: ["DicRecord"], path: "Tests/CrashWriter"),
         // A child process that StopRaceValgrindTests runs under valgrind: stop() while calls run.
@@ -62,6 +61,7 @@ let package = Package(
             name: "DicRecordTests",
             dependencies: [
                 "DicRecord",
+                "DicRecordPostgres",
                 "CrashWriter",
                 "dicrecord",
                 "stop-race",

@@ -35,14 +35,31 @@ public struct PostgresTarget: Sendable, CustomStringConvertible {
 
 /// One PostgreSQL connection. Like SQLite's `Connection`, one thread uses it at a time (its pool
 /// lends it out), which is what libpq asks of a `PGconn`.
-final class PostgresConnection: @unchecked Sendable {   // one thread at a time, by the pool's lending
-    let configName: String
+final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one thread at a time, by the pool's lending
+    package let configName: String
     private let handle: OpaquePointer
     private var prepared: [String: Prepared] = [:]
     private var nextName = 0
     private var isClosed = false
     /// Depth of transaction nesting: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
-    var transactionDepth = 0
+    package var transactionDepth = 0
+    package var undoLog: AnyObject?
+    package var beginStatement: String { "BEGIN" }
+    /// Whether a transaction is open (or failed and not yet rolled back) on the server.
+    package var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
+    }
+
+    @discardableResult
+    package func execute(_ sql: String, _ arguments: EncodedArguments,
+                         row: ((_ columns: [String], _ values: [DatabaseValue]) throws -> Bool)?) throws -> (columns: [String], changes: Int) {
+        try run(sql, arguments, row: row)
+    }
+
+    package func executeRollback(_ sql: String) throws {
+        try execute(script: sql)
+    }
 
     /// A statement prepared on this connection: its server-side name and what its rows hold.
     struct Prepared {
@@ -62,8 +79,6 @@ final class PostgresConnection: @unchecked Sendable {   // one thread at a time,
         keywords.append(("connect_timeout", String(max(1, connectTimeout))))
         keywords.append(("client_encoding", "UTF8"))
         keywords.append(("application_name", "DicRecord"))
-        // The text forms DicRecord reads dates in, when a result comes as text (see `Prepared.binary`).
-        keywords.append(("options", "-c DateStyle=ISO -c TimeZone=UTC"))
         let expand: Int32 = target.keywords.first?.0 == "dbname" && target.keywords.count == 1 ? 1 : 0
         let connection = Self.withCStrings(keywords.map(\.0)) { keys in
             Self.withCStrings(keywords.map(\.1)) { values in PQconnectdbParams(keys, values, expand) }
@@ -83,6 +98,9 @@ final class PostgresConnection: @unchecked Sendable {   // one thread at a time,
         handle = connection
         // Notices (e.g. "table does not exist, skipping") would go to stderr: they are not errors.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        // The text forms DicRecord reads dates in, when a result comes as text (see `Prepared.binary`).
+        // Set here, not as a startup option, so that a URL's own `options=` stays in force.
+        try execute(script: "SET DateStyle = ISO; SET TimeZone = 'UTC'")
     }
 
     deinit { close() }
@@ -101,22 +119,21 @@ final class PostgresConnection: @unchecked Sendable {   // one thread at a time,
 
     // MARK: Running
 
-    /// Runs `sql` with `arguments` and hands each row to `row` (its values, in column order);
-    /// returns the column names and the rows changed (INSERT/UPDATE/DELETE), 0 otherwise.
+    /// Runs `sql` with `arguments` and hands each row to `row` (its values, in column order;
+    /// false stops); returns the column names and the rows changed (INSERT/UPDATE/DELETE), 0 otherwise.
     @discardableResult
-    func run(_ sql: String, _ arguments: PostgresArguments, row: (([DatabaseValue]) throws -> Void)? = nil) throws -> (columns: [String], changes: Int) {
+    func run(_ sql: String, _ arguments: EncodedArguments, row: (([String], [DatabaseValue]) throws -> Bool)? = nil) throws -> (columns: [String], changes: Int) {
         let statement = try prepare(sql, arguments)
         let parameters = try arguments.parameters(for: statement.placeholders, sql: sql, configName: configName)
         let result = try execute(statement, parameters, sql: sql)
         defer { PQclear(result) }
         if let row {
             let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
-            var values = [DatabaseValue]()
-            values.reserveCapacity(columns)
             for r in 0..<rows {
-                values.removeAll(keepingCapacity: true)
+                var values = [DatabaseValue]()
+                values.reserveCapacity(columns)
                 for c in 0..<columns { values.append(try value(result, r, c, statement, sql: sql)) }
-                try row(values)
+                guard try row(statement.columnNames, values) else { break }
             }
         }
         let changed = String(cString: PQcmdTuples(result))
@@ -124,9 +141,9 @@ final class PostgresConnection: @unchecked Sendable {   // one thread at a time,
     }
 
     /// All rows of `sql`.
-    func rows(_ sql: String, _ arguments: PostgresArguments = .positional([])) throws -> [[DatabaseValue]] {
+    func rows(_ sql: String, _ arguments: EncodedArguments = .positional([])) throws -> [[DatabaseValue]] {
         var rows: [[DatabaseValue]] = []
-        try run(sql, arguments) { rows.append($0) }
+        try run(sql, arguments) { rows.append($1); return true }
         return rows
     }
 
@@ -158,7 +175,7 @@ final class PostgresConnection: @unchecked Sendable {   // one thread at a time,
 
     /// The prepared statement for `sql` with these argument types: cached per (SQL, types), since
     /// PostgreSQL fixes a parameter's type when it prepares.
-    private func prepare(_ sql: String, _ arguments: PostgresArguments) throws -> Prepared {
+    private func prepare(_ sql: String, _ arguments: EncodedArguments) throws -> Prepared {
         let key = arguments.typeSignature + "\u{0}" + sql
         if let known = prepared[key] { return known }
         let placeholders = try PostgresPlaceholders(sql, configName: configName)
@@ -294,10 +311,7 @@ final class PostgresConnection: @unchecked Sendable {   // one thread at a time,
 }
 
 /// The arguments of one PostgreSQL statement, already encoded: positional (`?`, `?NNN`, `$n`) or named (`:name`).
-enum PostgresArguments {
-    case positional([DatabaseValue])
-    case named([String: DatabaseValue])
-
+extension EncodedArguments {
     /// The parameter types a statement is prepared with, one per argument kind (NULL and text: 0, inferred).
     var typeSignature: String {
         func code(_ value: DatabaseValue) -> Character {

@@ -52,9 +52,13 @@ public final class DbContext: Sendable {
     }
 
     private struct Running: Sendable {
-        let pool: ConnectionPool
+        /// The connections: SQLite's own pool, or another engine's (`engine` set).
+        let pool: ConnectionPool?
+        let external: (any EnginePool)?
         let contexts: ContextRegistry
     }
+    /// Set for a context of another engine (`DbContext(postgres:)`): how `start()` opens its pool.
+    private let engine: EngineFactory?
 
     /// A context for the file at `path` (its folder is created at start unless readonly).
     /// Throws when the path or the config name is empty, or the path holds a NUL character.
@@ -81,6 +85,21 @@ public final class DbContext: Sendable {
         self.isMemory = path == ":memory:"
         self.converters = Converters(parent: .shared)
         self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
+        self.engine = nil
+    }
+
+    /// A context of another engine, opened by `engine` at `start()`; `path` is its description.
+    package init(engine: EngineFactory, configName: String, options: Options) throws {
+        guard !configName.isEmpty else {
+            throw DicRecordError(.invalidArgument, "the config name is empty")
+        }
+        self.path = engine.description
+        self.configName = configName
+        self.options = options
+        self.isMemory = false
+        self.converters = Converters(parent: .shared)
+        self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
+        self.engine = engine
     }
 
     /// A context on a private in-memory database, alive until `stop()`.
@@ -128,9 +147,9 @@ public final class DbContext: Sendable {
             let addedIDs = Set(added.map(\.id))
             return (added, declarations.declared.filter { !addedIDs.contains($0.id) })
         }
-        guard !added.isEmpty, let pool = running.withLock({ $0?.pool }) else { return }
+        guard !added.isEmpty, isStarted else { return }
         do {
-            try runStartWork(pool, added: added, others: others, migrations: [])
+            try runStartWork(added: added, others: others, migrations: [])
             schema.withLock { declarations in
                 for item in added { declarations.failures[item.id] = nil }
             }
@@ -162,10 +181,11 @@ public final class DbContext: Sendable {
     }
 
     /// The migrations, then the declarations' upkeep, on the writer.
-    private func runStartWork(_ pool: ConnectionPool, added: [any ContextDeclaration], others: [any ContextDeclaration] = [],
+    private func runStartWork(added: [any ContextDeclaration], others: [any ContextDeclaration] = [],
                               migrations: [DatabaseMigration]) throws {
         let upkeep = schema.withLock { $0.upkeep }
         guard !migrations.isEmpty || (!added.isEmpty && upkeep != nil) else { return }
+        let pool = try pool(for: "models and migrations")
         let contexts = ContextRegistry.active
         try pool.write { connection in
             let db = Db(configName: configName, contexts: contexts)
@@ -198,15 +218,20 @@ public final class DbContext: Sendable {
         try contexts.add(self)
         do {
             // Opened outside the lock: an onOpen hook may ask this context questions.
-            let pool = try openPool()
-            running.withLock { $0 = Running(pool: pool, contexts: contexts) }
+            if let engine {
+                let external = try engine.open(configName, options, converters)
+                running.withLock { $0 = Running(pool: nil, external: external, contexts: contexts) }
+            } else {
+                let pool = try openPool()
+                running.withLock { $0 = Running(pool: pool, external: nil, contexts: contexts) }
+            }
             // Every declaration's upkeep runs again here: earlier failures are forgotten.
             let declared = schema.withLock { declarations in
                 declarations.failures = [:]
                 return (declarations.declared, declarations.migrations)
             }
             do {
-                try runStartWork(pool, added: declared.0, migrations: declared.1)
+                try runStartWork(added: declared.0, migrations: declared.1)
             } catch {
                 stop()
                 throw error
@@ -238,15 +263,36 @@ public final class DbContext: Sendable {
         }
         guard let stopped else { return }
         stopped.contexts.remove(self)
-        stopped.pool.close()
+        stopped.pool?.close()
+        stopped.external?.close()
     }
 
-    /// The pool of a started context.
+    /// The SQLite pool of a started context.
     func pool() throws -> ConnectionPool {
-        guard let pool = running.withLock({ $0?.pool }) else {
+        try pool(for: nil)
+    }
+
+    /// The SQLite pool of a started context; for another engine's, why `what` does not run there yet.
+    func pool(for what: String?) throws -> ConnectionPool {
+        let started = running.withLock { $0.map { ($0.pool, $0.external) } }
+        guard let started else {
             throw DicRecordError(.notStarted, "config '\(configName)' is not started", configName: configName)
         }
+        guard let pool = started.0 else {
+            throw DicRecordError(.misuse,
+                "config '\(configName)' runs on \(path): \(what ?? "this call") is SQLite-only for now (models, schema upkeep, migrations and the async API come to other engines next)",
+                configName: configName)
+        }
         return pool
+    }
+
+    /// The pool of a started context of another engine; nil for SQLite (throws when not started).
+    func externalPool() throws -> (any EnginePool)? {
+        guard engine != nil else { return nil }
+        guard let external = running.withLock({ $0?.external }) else {
+            throw DicRecordError(.notStarted, "config '\(configName)' is not started", configName: configName)
+        }
+        return external
     }
 
     private func openPool() throws -> ConnectionPool {
@@ -329,6 +375,18 @@ extension DbContext {
         /// options.readerCount = 8
         /// ```
         public var readerCount = 4
+        /// PostgreSQL (and other server engines): the connections a config opens at most; a call
+        /// waits up to `busyTimeout` for one when all are in use. SQLite contexts ignore it.
+        /// ```swift
+        /// options.poolSize = 16
+        /// ```
+        public var poolSize = 8
+        /// PostgreSQL: seconds to wait for the server to accept a connection before the call
+        /// (or `start()`) fails naming the host and port.
+        /// ```swift
+        /// options.connectTimeout = 3
+        /// ```
+        public var connectTimeout = 10
         /// `PRAGMA foreign_keys = ON` on every connection.
         /// ```swift
         /// options.foreignKeys = false

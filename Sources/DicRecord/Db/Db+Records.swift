@@ -2,7 +2,11 @@
 extension Db {
     func saveRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
         var plan = InsertPlan(table: table, primaryKey: primaryKey)
-        return try writing { try saveRecord(record, plan: &plan, on: $0) }
+        let context = try context()
+        if let engine = try context.externalPool() {
+            return try engine.write { try engineSave([record], plan: plan, on: $0, namingFailedItem: false)[0] > 0 }
+        }
+        return try context.pool(for: nil).write { try saveRecord(record, plan: &plan, on: $0) }
     }
 
     /// The INSERT for one set of columns, kept while consecutive records share it (a batch).
@@ -90,7 +94,15 @@ extension Db {
         }
         guard !changes.isEmpty else { return false }
         let sql = "UPDATE \(SqlText.quote(table)) SET \(changes.map { "\(SqlText.quote($0.name)) = ?" }.joined(separator: ", ")) WHERE \(whereKeys(keys))"
-        return try writing { connection in
+        let context = try context()
+        if let engine = try context.externalPool() {
+            return try engine.write { connection in
+                let changed = try connection.execute(sql, .positional(changes.map(\.value) + keyValues), row: nil).changes
+                if changed > 0 { RollbackUndo.finishSave(record, key: nil, generated: nil, on: connection) }
+                return changed > 0
+            }
+        }
+        return try context.pool(for: nil).write { connection in
             let changed = try connection.run(sql, .values(changes.map(\.value) + keyValues))
             // No row matched (deleted meanwhile?): the edits stay marked, not silently dropped.
             if changed > 0 {
@@ -153,7 +165,9 @@ extension Db {
     /// Runs `statements` atomically (joining an enclosing transaction); returns rows changed by each.
     func runBatch(_ statements: [Sql]) throws -> [Int] {
         guard !statements.isEmpty else { return [] }
-        return try writing { connection in
+        let context = try context()
+        if let engine = try context.externalPool() { return try engineBatch(engine, context, statements.map { ($0.sql, $0.arguments) }) }
+        return try context.pool(for: nil).write { connection in
             try inTransaction(connection, {
                 try statements.enumerated().map { index, statement in
                     try batchItem(index, of: statements.count) { try connection.run(statement.sql, statement.arguments) }
@@ -164,7 +178,9 @@ extension Db {
 
     func runBatch(_ sql: String, _ rows: [[DatabaseArgument]]) throws -> [Int] {
         guard !rows.isEmpty else { return [] }
-        return try writing { connection in
+        let context = try context()
+        if let engine = try context.externalPool() { return try engineBatch(engine, context, rows.map { (sql, .positional($0)) }) }
+        return try context.pool(for: nil).write { connection in
             try inTransaction(connection, {
                 try connection.runEach(sql, rows.map { .positional($0) })
             }, commit: { _ in true })
@@ -173,7 +189,14 @@ extension Db {
 
     func runBatchSave(_ table: String, _ records: [Record], primaryKey: String) throws -> [Int] {
         guard !records.isEmpty else { return [] }
-        return try writing { connection in
+        let context = try context()
+        if let engine = try context.externalPool() {
+            let plan = InsertPlan(table: table, primaryKey: primaryKey)
+            return try engine.write { connection in
+                try inTransaction(connection, { try engineSave(records, plan: plan, on: connection, namingFailedItem: true) }, commit: { _ in true })
+            }
+        }
+        return try context.pool(for: nil).write { connection in
             var plan = InsertPlan(table: table, primaryKey: primaryKey)
             return try inTransaction(connection, {
                 try saveRecords(records, plan: &plan, on: connection, namingFailedItem: true)
@@ -183,7 +206,17 @@ extension Db {
 
     func runBatchUpdate(_ table: String, _ records: [Record], primaryKey: String) throws -> [Int] {
         guard !records.isEmpty else { return [] }
-        return try writing { connection in
+        let context = try context()
+        if let engine = try context.externalPool() {
+            return try engine.write { connection in
+                try inTransaction(connection, {
+                    try records.enumerated().map { index, record in
+                        try batchItem(index, of: records.count) { try updateRecord(table, record, primaryKey: primaryKey) ? 1 : 0 }
+                    }
+                }, commit: { _ in true })
+            }
+        }
+        return try context.pool(for: nil).write { connection in
             try inTransaction(connection, {
                 try records.enumerated().map { index, record in
                     try batchItem(index, of: records.count) { try updateRecord(table, record, primaryKey: primaryKey) ? 1 : 0 }
@@ -246,11 +279,29 @@ extension Db {
             throw DicRecordError(.invalidArgument, "pageNumber and pageSize must be at least 1 (got \(pageNumber), \(pageSize))",
                                  sql: "\(select) \(sqlExceptSelect)", configName: configName)
         }
-        let countSql = "SELECT count(*) FROM (\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect))\n)"
-        return try reading { connection in
+        // PostgreSQL wants a name for the sub-query; SQLite takes one too.
+        let countSql = "SELECT count(*) FROM (\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect))\n) AS dicrecord_count"
+        let context = try context()
+        if let engine = try context.externalPool() {
+            // Count and page in one REPEATABLE READ snapshot, so they agree.
+            return try engine.write { connection in
+                let own = connection.transactionDepth == 0 && !connection.isInTransaction
+                if own { try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", .positional([]), row: nil) }
+                defer { if own { try? connection.executeRollback("COMMIT") } }
+                return try pageOf(pageNumber, pageSize, select, sqlExceptSelect, arguments, countSql, knownTotal, fetch)
+            }
+        }
+        return try context.pool(for: nil).read { connection in
             let ownTransaction = !connection.isInTransaction
             if ownTransaction { _ = try connection.run("BEGIN DEFERRED", .none) }
             defer { if ownTransaction { _ = try? connection.run("COMMIT", .none) } }
+            return try pageOf(pageNumber, pageSize, select, sqlExceptSelect, arguments, countSql, knownTotal, fetch)
+        }
+    }
+
+    private func pageOf<T>(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String, _ arguments: Arguments,
+                           _ countSql: String, _ knownTotal: Int?, _ fetch: (String) throws -> [T]) throws -> Page<T> {
+        do {
             let totalRow = try knownTotal ?? queryValues(countSql, arguments, as: Int.self, limit: 1).first.flatMap { $0 } ?? 0
             let totalPage = totalRow == 0 ? 0 : (totalRow - 1) / pageSize + 1
             guard pageNumber <= totalPage else {

@@ -84,31 +84,35 @@ public struct Db: Sendable {
     }
 
     func reading<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().pool().read(body)
+        try context().pool(for: nil).read(body)
     }
 
     func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().pool().write(body)
+        try context().pool(for: nil).write(body)
     }
 
     /// Queries go to a reader unless they may write (INSERT ... RETURNING and the like).
-    func querying<T>(_ sql: String, _ body: (Connection) throws -> T) throws -> T {
+    func querying<T>(_ context: DbContext, _ sql: String, _ body: (Connection) throws -> T) throws -> T {
+        let pool = try context.pool(for: nil)
         switch SqlText.access(sql) {
-        case .read: return try reading(body)
+        case .read: return try pool.read(body)
         case .write:
             // A readonly context has no writer: let SQLite judge the statement (a PRAGMA that
             // only reads runs; a typo gets SQLite's own syntax error, not "readonly").
-            guard try context().options.readonly else { return try writing(body) }
-            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
+            guard context.options.readonly else { return try pool.write(body) }
+            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
         case .ask:
-            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
+            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
         }
     }
 
     // MARK: Implementations shared by the public overloads
+    // Each asks first whether the context is another engine's (Engine/): then `EngineCalls.swift` serves it.
 
     func findRecords(_ sql: String, _ arguments: Arguments) throws -> [Record] {
-        try querying(sql) { connection in
+        let context = try context()
+        if let engine = try context.externalPool() { return try engineFind(engine, context, sql, arguments, limit: nil) }
+        return try querying(context, sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return [] }
                 // The layout is taken after the first step: SQLite re-prepares there after a schema change.
@@ -122,7 +126,9 @@ public struct Db: Sendable {
     }
 
     func findFirstRecord(_ sql: String, _ arguments: Arguments) throws -> Record? {
-        try querying(sql) { connection in
+        let context = try context()
+        if let engine = try context.externalPool() { return try engineFind(engine, context, sql, arguments, limit: 1).first }
+        return try querying(context, sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return nil }
                 return Record(layout: statement.rowLayout(connection), values: statement.rowValues())
@@ -131,7 +137,9 @@ public struct Db: Sendable {
     }
 
     func eachRecord(_ sql: String, _ arguments: Arguments, _ body: (Record) throws -> Bool) throws {
-        try querying(sql) { connection in
+        let context = try context()
+        if let engine = try context.externalPool() { return try engineEach(engine, context, sql, arguments, body) }
+        try querying(context, sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 guard try connection.step(statement, arguments) else { return }
                 // Taken once, after the first step: SQLite re-prepares only there.
@@ -156,7 +164,9 @@ public struct Db: Sendable {
     }
 
     func queryValues<T>(_ sql: String, _ arguments: Arguments, as type: T.Type, limit: Int?) throws -> [T?] {
-        try querying(sql) { connection in
+        let context = try context()
+        if let engine = try context.externalPool() { return try engineQueryValues(engine, context, sql, arguments, as: type, limit: limit) }
+        return try querying(context, sql) { connection in
             try connection.withStatement(sql, arguments) { statement in
                 func checkSingleColumn() throws {
                     guard statement.columnCount == 1 else {
@@ -192,6 +202,10 @@ public struct Db: Sendable {
     }
 
     func updateRows(_ sql: String, _ arguments: Arguments) throws -> Int {
-        try writing { try $0.run(sql, arguments) }
+        let context = try context()
+        if let engine = try context.externalPool() {
+            return try engine.write { try $0.execute(sql, arguments.encoded(context.converters, sql: sql, configName: context.configName), row: nil).changes }
+        }
+        return try context.pool(for: nil).write { try $0.run(sql, arguments) }
     }
 }

@@ -9,7 +9,7 @@ extension Db {
 
     /// Runs `body` in a transaction on `connection`: BEGIN IMMEDIATE at the outermost level, a
     /// SAVEPOINT when nested. Commits when `commit(result)` is true, rolls back otherwise or on a throw.
-    func inTransaction<T>(_ connection: Connection, _ body: () throws -> T, commit: (T) -> Bool) throws -> T {
+    func inTransaction<C: EngineConnection, T>(_ connection: C, _ body: () throws -> T, commit: (T) -> Bool) throws -> T {
         let depth = connection.transactionDepth
         try begin(connection, depth: depth, outermost: depth == 0)
         let result: T
@@ -25,6 +25,7 @@ extension Db {
 
     func runTx(_ body: (Db) throws -> Bool) throws -> Bool {
         let context = try context()
+        if let engine = try context.externalPool() { return try engineTransaction(engine, context, body, commit: { $0 }) }
         let db = bound(to: context)
         return try context.pool().write { connection in
             try inTransaction(connection, { try body(db) }, commit: { $0 })
@@ -33,6 +34,7 @@ extension Db {
 
     func runTransaction<T>(_ body: (Db) throws -> T) throws -> T {
         let context = try context()
+        if let engine = try context.externalPool() { return try engineTransaction(engine, context, body, commit: { _ in true }) }
         let db = bound(to: context)
         return try context.pool().write { connection in
             try inTransaction(connection, { try body(db) }, commit: { _ in true })
@@ -133,18 +135,18 @@ extension Db {
 
     /// Begins the transaction at `depth` (its body runs at `depth + 1`): BEGIN IMMEDIATE when
     /// `outermost`, else a SAVEPOINT.
-    private func begin(_ connection: Connection, depth: Int, outermost: Bool) throws {
-        _ = try connection.run(outermost ? "BEGIN IMMEDIATE" : "SAVEPOINT \(savepoint(at: depth))", .none)
+    func begin<C: EngineConnection>(_ connection: C, depth: Int, outermost: Bool) throws {
+        try connection.execute(outermost ? connection.beginStatement : "SAVEPOINT \(savepoint(at: depth))", .positional([]), row: nil)
         connection.transactionDepth = depth + 1
     }
 
     /// Ends the transaction at `depth` whose body returned: COMMIT (RELEASE when not `outermost`)
     /// when `commits`, else a rollback. A COMMIT that fails rolls back and throws.
-    private func end(_ connection: Connection, depth: Int, outermost: Bool, commits: Bool) throws {
+    func end<C: EngineConnection>(_ connection: C, depth: Int, outermost: Bool, commits: Bool) throws {
         connection.transactionDepth = depth
         guard commits else { return rollback(connection, depth: depth) }
         do {
-            _ = try connection.run(outermost ? "COMMIT" : "RELEASE \(savepoint(at: depth))", .none)
+            try connection.execute(outermost ? "COMMIT" : "RELEASE \(savepoint(at: depth))", .positional([]), row: nil)
         } catch {
             rollback(connection, depth: depth)
             throw error
@@ -153,21 +155,21 @@ extension Db {
     }
 
     /// Ends the transaction at `depth` whose body threw: a rollback.
-    private func abandon(_ connection: Connection, depth: Int) {
+    func abandon<C: EngineConnection>(_ connection: C, depth: Int) {
         connection.transactionDepth = depth
         rollback(connection, depth: depth)
     }
 
-    private func rollback(_ connection: Connection, depth: Int) {
+    private func rollback<C: EngineConnection>(_ connection: C, depth: Int) {
         connection.undoSaves(rolledBackAt: depth)
         // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR, ...).
         guard connection.isInTransaction else { return }
         if depth == 0 {
-            try? connection.runRollback("ROLLBACK")
+            try? connection.executeRollback("ROLLBACK")
         } else {
             let name = savepoint(at: depth)
-            try? connection.runRollback("ROLLBACK TO \(name)")
-            try? connection.runRollback("RELEASE \(name)")
+            try? connection.executeRollback("ROLLBACK TO \(name)")
+            try? connection.executeRollback("RELEASE \(name)")
         }
     }
 }
@@ -189,7 +191,7 @@ struct RollbackUndo {
     /// Ends a save of `record` on `connection`: writes the `generated` key back into column `key`
     /// and clears the modified flags; inside a transaction, notes how to undo both should it roll
     /// back (in autocommit a save that returns has been committed: nothing to take back).
-    static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, on connection: Connection) {
+    static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, on connection: some EngineConnection) {
         let depth = connection.transactionDepth
         let writtenKey = generated == nil ? nil : key
         var previous: DatabaseValue?
@@ -220,7 +222,7 @@ final class SaveUndoLog {
     var entries: [(depth: Int, undo: RollbackUndo)] = []
 }
 
-extension Connection {
+extension EngineConnection {
     /// The transaction at `depth` (its body ran at `depth + 1`) rolled back: put back what the
     /// saves inside it changed, newest first.
     func undoSaves(rolledBackAt depth: Int) {

@@ -25,11 +25,11 @@ public final class Connection: @unchecked Sendable {
     let busyTimeout: Double
     private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
-    var transactionDepth = 0
+    package var transactionDepth = 0
     /// What the layers above changed in memory inside this connection's transactions, to put back
     /// if one rolls back (`Db/Transactions.swift` keeps its save undo list here). The connection
     /// only holds it: one object for the connection's life, not one per save.
-    var undoLog: AnyObject?
+    package var undoLog: AnyObject?
     private var isClosed = false
     /// False once the connection is closed (its pool closes it when the context stops, never
     /// while a call uses it).

@@ -4,24 +4,6 @@ import Foundation
 /// SQLite's "let SQLite copy the bytes" destructor.
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-/// The arguments of one statement: positional (`?`, `?NNN`) or named (`:name`, `@name`, `$name`).
-enum Arguments: Sendable {
-    case positional([DatabaseArgument])
-    case named([String: DatabaseArgument])
-    /// Values already encoded (the library's own INSERT/UPDATE): bound as they are.
-    case values([DatabaseValue])
-
-    static let none = Arguments.positional([])
-
-    var isEmpty: Bool {
-        switch self {
-        case .positional(let values): values.isEmpty
-        case .named(let values): values.isEmpty
-        case .values(let values): values.isEmpty
-        }
-    }
-}
-
 /// A prepared statement. Owned by one connection and used by one caller at a time
 /// (`inUse` guards the cached ones against reentrant use).
 final class Statement {

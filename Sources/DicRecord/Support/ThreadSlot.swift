@@ -11,17 +11,17 @@ import Darwin
 /// A value each thread keeps for itself (one pthread key per slot). Each layer that needs
 /// per-thread state declares its own slot next to the code that uses it, so no shared object
 /// holds every layer's state.
-final class ThreadSlot<Value>: @unchecked Sendable {   // the key is set once; each box is one thread's
+package final class ThreadSlot<Value>: @unchecked Sendable {   // the key is set once; each box is one thread's
     /// One thread's value. Only its own thread ever touches a box (it is reached through the
     /// thread's pthread key), so the runtime's exclusivity checks, which cost as much as the
     /// accesses, are off. `ThreadSlotTests` pins that two threads never see each other's box.
-    final class Box {
-        @exclusivity(unchecked) var value: Value?
+    package final class Box {
+        @exclusivity(unchecked) package var value: Value?
     }
 
     private let key: pthread_key_t
 
-    init() {
+    package init() {
         var key = pthread_key_t()
         #if canImport(Darwin)
         let created = pthread_key_create(&key) { Unmanaged<AnyObject>.fromOpaque($0).release() }
@@ -36,7 +36,7 @@ final class ThreadSlot<Value>: @unchecked Sendable {   // the key is set once; e
     }
 
     /// This thread's box, created on first use and released when the thread ends.
-    var current: Box {
+    package var current: Box {
         if let pointer = pthread_getspecific(key) {
             return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue()
         }

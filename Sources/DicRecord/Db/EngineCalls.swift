@@ -1,0 +1,120 @@
+// Db on a context of another engine (Engine/Engine.swift): the same behaviours as the SQLite
+// paths in Db.swift, Db+Records.swift and Transactions.swift, written once for every such
+// engine. Rows come back as values and become records here; the joining rules are the pool's.
+extension Db {
+    /// The rows of a query as records (at most `limit`).
+    func engineFind(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments, limit: Int?) throws -> [Record] {
+        var records: [Record] = []
+        try engineRows(engine, context, sql, arguments) { layout, values in
+            records.append(Record(layout: layout, values: RowValues(ContiguousArray(values))))
+            return limit.map { records.count < $0 } ?? true
+        }
+        return records
+    }
+
+    func engineEach(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments,
+                    _ body: (Record) throws -> Bool) throws {
+        try engineRows(engine, context, sql, arguments) { layout, values in
+            try body(Record(layout: layout, values: RowValues(ContiguousArray(values))))
+        }
+    }
+
+    func engineQueryValues<T>(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments,
+                              as type: T.Type, limit: Int?) throws -> [T?] {
+        var values: [T?] = []
+        let columns = try engineRows(engine, context, sql, arguments) { layout, row in
+            let raw = row[0]
+            if case .null = raw {
+                values.append(nil)
+            } else {
+                do {
+                    values.append(try context.converters.decode(raw, as: T.self))
+                } catch let error as ConversionError {
+                    throw error.inColumn(layout.names[0])
+                }
+            }
+            return limit.map { values.count < $0 } ?? true
+        }
+        guard columns.count == 1 else {
+            throw DicRecordError(.multipleColumns, "a single-column query returned \(columns.count) columns; select exactly one",
+                                 sql: sql, configName: context.configName)
+        }
+        return values
+    }
+
+    /// Runs a query on the engine (a reader unless it may write), handing each row to `row` with
+    /// the layout the rows share; returns the column names.
+    @discardableResult
+    private func engineRows(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments,
+                            _ row: (RowLayout, [DatabaseValue]) throws -> Bool) throws -> [String] {
+        let encoded = try arguments.encoded(context.converters, sql: sql, configName: context.configName)
+        let cancellation = ThreadLeases.current.cancellation
+        func run(_ connection: any EngineConnection) throws -> [String] {
+            // The engine's row callback is optional, hence escaping in type; it is called only during `execute`.
+            try withoutActuallyEscaping(row) { row in
+                var layout: RowLayout?
+                return try connection.execute(sql, encoded) { columns, values in
+                    try cancellation?.check()
+                    // The first row makes the layout the rest share.
+                    let shared = layout ?? RowLayout(names: columns, registry: context.converters,
+                                                     origin: ReadOrigin(sql: sql, configName: context.configName, reporter: context.tracer.reads))
+                    layout = shared
+                    return try row(shared, values)
+                }.columns
+            }
+        }
+        switch SqlText.access(sql) {
+        case .read: return try engine.read(run)
+        case .write, .ask: return try engine.write(run)
+        }
+    }
+
+    // MARK: Transactions and batches
+
+    /// `tx`/`transaction` on the engine: BEGIN or a SAVEPOINT on the connection this thread holds.
+    func engineTransaction<T>(_ engine: any EnginePool, _ context: DbContext, _ body: (Db) throws -> T, commit: (T) -> Bool) throws -> T {
+        let db = bound(to: context)
+        return try engine.write { connection in
+            try inTransaction(connection, { try body(db) }, commit: commit)
+        }
+    }
+
+    func engineBatch(_ engine: any EnginePool, _ context: DbContext, _ statements: [(sql: String, arguments: Arguments)]) throws -> [Int] {
+        try engine.write { connection in
+            try inTransaction(connection, {
+                try statements.enumerated().map { index, statement in
+                    try batchItem(index, of: statements.count) {
+                        try connection.execute(statement.sql, statement.arguments.encoded(context.converters, sql: statement.sql, configName: context.configName),
+                                               row: nil).changes
+                    }
+                }
+            }, commit: { _ in true })
+        }
+    }
+
+    /// Inserts `records`; a missing single key is left for the database to generate and comes
+    /// back by `RETURNING`, written into the record. With `namingFailedItem` (a batch), an error
+    /// says which record failed.
+    func engineSave(_ records: [Record], plan: InsertPlan, on connection: any EngineConnection, namingFailedItem: Bool) throws -> [Int] {
+        let key = plan.keys.count == 1 ? plan.keys[0] : nil
+        var counts: [Int] = []
+        counts.reserveCapacity(records.count)
+        for (index, record) in records.enumerated() {
+            func save() throws -> Int {
+                let row = try record.insertSnapshot(key: key)
+                var sql = SqlText.insert(into: plan.table, columns: row.names)
+                // RETURNING * rather than the key: a table need not have the key column it is saved by.
+                if key != nil && row.keyIsMissing { sql += " RETURNING *" }
+                var generated: DatabaseValue?
+                let changes = try connection.execute(sql, .positional(row.values)) { columns, values in
+                    if let key, let position = columns.firstIndex(where: { RowLayout.sameColumn($0, key) }) { generated = values[position] }
+                    return false
+                }.changes
+                RollbackUndo.finishSave(record, key: generated == nil ? nil : key, generated: generated, on: connection)
+                return changes
+            }
+            counts.append(namingFailedItem ? try batchItem(index, of: records.count, save) : try save())
+        }
+        return counts
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import DicRecord
+import DicRecordPostgres
+
+/// The raw-SQL API's behaviours, pinned on every engine (`Engine.available`): the same calls,
+/// the same results, on SQLite and on PostgreSQL.
+@Suite struct EngineBehaviourTests {
+    private func makeStudents(_ db: Db, _ engine: Engine) throws {
+        try db.update("create table student (\(engine.idColumn), name text not null unique, age bigint, score double precision, photo \(engine.blobType))")
+        try db.batch("insert into student (name, age, score) values (?, ?, ?)", [["Ann", 12, 90.5], ["Bob", 14, 71.0], ["Cid", 13, nil]])
+    }
+
+    @Test(arguments: Engine.available) func findFindFirstAndTypedQueries(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            let older = try db.find("select name, age from student where age > ? order by age", 12)
+            #expect(older.map { ($0["name"] as String?) } == ["Cid", "Bob"])
+            #expect((older.first?["age"] as Int?) == 13)
+            #expect(try db.findFirst("select * from student where name = ?", "Bob")?.get("score", as: Double.self) == 71.0)
+            #expect(try db.findFirst("select * from student where name = ?", "Nobody") == nil)
+            #expect(try db.queryInt("select count(*) from student") == 3)
+            #expect(try db.queryFirst("select name from student where age = :age", arguments: ["age": 14], as: String.self) == "Bob")
+            #expect(try db.queryDouble("select score from student where name = ?", "Cid") == nil)
+            #expect(try db.query("select name from student order by name", as: String.self) == ["Ann", "Bob", "Cid"])
+            #expect(throws: DicRecordError.self) { try db.query("select name, age from student", as: String.self) }
+        }
+    }
+
+    @Test(arguments: Engine.available) func eachStreamsAndStops(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            var seen: [String] = []
+            try db.each("select name from student order by name") { (record: Record) -> Bool in
+                seen.append((record["name"] as String?) ?? "?")
+                return seen.count < 2
+            }
+            #expect(seen == ["Ann", "Bob"])
+        }
+    }
+
+    @Test(arguments: Engine.available) func recordsSaveUpdateDeleteAndFindById(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            let dan = try Record(["name": "Dan", "age": 15, "photo": Data([0, 1, 2])])
+            #expect(try db.save("student", dan))
+            let id = try #require((dan["id"] as Int?))
+            #expect(dan.modifiedColumns.isEmpty)
+            let found = try #require(try db.findById("student", id))
+            #expect((found["name"] as String?) == "Dan")
+            #expect((found["photo"] as Data?) == Data([0, 1, 2]))
+            found.age = 16
+            #expect(try db.update("student", found))
+            #expect(try db.queryInt("select age from student where id = ?", id) == 16)
+            #expect(try db.deleteById("student", id))
+            #expect(try db.findById("student", id) == nil)
+        }
+    }
+
+    @Test(arguments: Engine.available) func nestedTransactionsRollBackOnlyTheirOwnWork(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            let committed = try db.tx { db in
+                try db.update("update student set age = age + 1 where name = ?", "Ann")
+                let inner = try db.tx { db in
+                    try db.update("update student set age = 99 where name = ?", "Bob")
+                    return false
+                }
+                #expect(!inner)
+                return true
+            }
+            #expect(committed)
+            #expect(try db.queryInt("select age from student where name = ?", "Ann") == 13)
+            #expect(try db.queryInt("select age from student where name = ?", "Bob") == 14)
+            struct Boom: Error {}
+            #expect(throws: Boom.self) {
+                try db.transaction { db in
+                    try db.update("update student set age = 0")
+                    throw Boom()
+                }
+            }
+            #expect(try db.queryInt("select sum(age) from student") == 40)
+        }
+    }
+
+    @Test(arguments: Engine.available) func aSaveRolledBackGetsItsKeyAndFlagsBack(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            let eve = try Record(["name": "Eve"])
+            _ = try db.tx { db throws -> Bool in
+                let saved = try db.save("student", eve)
+                #expect(saved)
+                #expect((eve["id"] as Int?) != nil)
+                return false
+            }
+            #expect((eve["id"] as Int?) == nil)
+            #expect(eve.modifiedColumns.map { $0.lowercased() }.contains("name"))
+            #expect(try db.save("student", eve))
+            #expect(try db.queryInt("select count(*) from student where name = ?", "Eve") == 1)
+        }
+    }
+
+    @Test(arguments: Engine.available) func aBatchIsAllOrNothingAndNamesTheFailingItem(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            let error = try #require(throws: DatabaseError.self) {
+                try db.batch("insert into student (name) values (?)", [["Fay"], ["Ann"], ["Gus"]])
+            }
+            #expect(error.resultCode == 19)
+            #expect(error.batchPosition?.index == 1)
+            #expect(try db.queryInt("select count(*) from student") == 3)
+            let records = [try Record(["name": "Hal"]), try Record(["name": "Bob"])]
+            let saveError = try #require(throws: DatabaseError.self) { try db.batchSave("student", records) }
+            #expect(saveError.batchPosition?.index == 1)
+            #expect(try db.queryInt("select count(*) from student where name = 'Hal'") == 0)
+            #expect(try db.batch([Sql("update student set age = 1 where name = ?", "Ann"), Sql("delete from student where name = ?", "Cid")]) == [1, 1])
+        }
+    }
+
+    @Test(arguments: Engine.available) func paginateCountsAndPages(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            let page = try db.paginate(2, 2, "select name", "from student where age > ? order by name", 0)
+            #expect(page.totalRow == 3 && page.totalPage == 2)
+            #expect(page.list.map { ($0["name"] as String?) } == ["Cid"])
+            let beyond = try db.paginate(5, 2, "select name", "from student order by name")
+            #expect(beyond.list.isEmpty && beyond.totalRow == 3)
+        }
+    }
+
+    @Test(arguments: Engine.available) func wrongArgumentCountIsAThrownError(engine: Engine) throws {
+        try engine.run { db in
+            try makeStudents(db, engine)
+            let error = try #require(throws: DicRecordError.self) { try db.find("select * from student where age > ? and name = ?", 1) }
+            #expect(error.kind == .argumentCount)
+        }
+    }
+}
