@@ -59,6 +59,8 @@ public final class DbContext: Sendable {
     }
     /// Set for a context of another engine (`DbContext(postgres:)`): how `start()` opens its pool.
     private let engine: EngineFactory?
+    /// `engine != nil`, as a plain flag: every `Db` call asks it.
+    let isExternal: Bool
 
     /// A context for the file at `path` (its folder is created at start unless readonly).
     /// Throws when the path or the config name is empty, or the path holds a NUL character.
@@ -86,6 +88,7 @@ public final class DbContext: Sendable {
         self.converters = Converters(parent: .shared)
         self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
         self.engine = nil
+        self.isExternal = false
     }
 
     /// A context of another engine, opened by `engine` at `start()`; `path` is its description.
@@ -100,6 +103,7 @@ public final class DbContext: Sendable {
         self.converters = Converters(parent: .shared)
         self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
         self.engine = engine
+        self.isExternal = true
     }
 
     /// A context on a private in-memory database, alive until `stop()`.
@@ -269,26 +273,39 @@ public final class DbContext: Sendable {
 
     /// The SQLite pool of a started context.
     func pool() throws -> ConnectionPool {
-        try pool(for: nil)
+        guard let pool = running.withLock({ $0?.pool }) else { try noPool(for: nil) }
+        return pool
     }
 
     /// The SQLite pool of a started context; for another engine's, why `what` does not run there yet.
     func pool(for what: String?) throws -> ConnectionPool {
-        let started = running.withLock { $0.map { ($0.pool, $0.external) } }
-        guard let started else {
+        guard let pool = running.withLock({ $0?.pool }) else { try noPool(for: what) }
+        return pool
+    }
+
+    @inline(never)
+    private func noPool(for what: String?) throws -> Never {
+        guard isStarted else {
             throw DicRecordError(.notStarted, "config '\(configName)' is not started", configName: configName)
         }
-        guard let pool = started.0 else {
-            throw DicRecordError(.misuse,
-                "config '\(configName)' runs on \(path): \(what ?? "this call") is SQLite-only for now (models, schema upkeep, migrations and the async API come to other engines next)",
-                configName: configName)
-        }
-        return pool
+        throw DicRecordError(.misuse,
+            "config '\(configName)' runs on \(path): \(what ?? "this call") is SQLite-only for now (models, schema upkeep, migrations and the async API come to other engines next)",
+            configName: configName)
+    }
+
+    /// The SQLite pool for `Db`'s SQLite paths; for another engine's context, throws `EngineRedirect`,
+    /// which those paths catch to serve it through `EngineCalls.swift`. (A throw rather than a
+    /// check up front: the check slowed SQLite lookups by key 5–10%; the throw costs nothing
+    /// until it happens, and a server round trip dwarfs it then.)
+    func sqlitePool() throws -> ConnectionPool {
+        if let pool = running.withLock({ $0?.pool }) { return pool }
+        if isExternal, isStarted { throw EngineRedirect(context: self) }
+        try noPool(for: nil)
     }
 
     /// The pool of a started context of another engine; nil for SQLite (throws when not started).
     func externalPool() throws -> (any EnginePool)? {
-        guard engine != nil else { return nil }
+        guard isExternal else { return nil }
         guard let external = running.withLock({ $0?.external }) else {
             throw DicRecordError(.notStarted, "config '\(configName)' is not started", configName: configName)
         }
@@ -472,3 +489,9 @@ protocol ContextDeclaration: Sendable {
 /// context's other declarations, for clash checks), one transaction; `db` joins that writer.
 typealias DeclarationUpkeep = @Sendable (_ added: [any ContextDeclaration], _ others: [any ContextDeclaration],
                                          _ connection: Connection, _ context: DbContext, _ db: Db) throws -> Void
+
+/// Thrown by `DbContext.sqlitePool()` for a context of another engine: the `Db` path catches it
+/// and serves the call through the engine seam. Never reaches a user.
+struct EngineRedirect: Error {
+    let context: DbContext
+}

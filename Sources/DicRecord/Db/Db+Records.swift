@@ -6,7 +6,7 @@ extension Db {
         if let engine = try context.externalPool() {
             return try engine.write { try engineSave([record], plan: plan, on: $0, namingFailedItem: false)[0] > 0 }
         }
-        return try context.pool(for: nil).write { try saveRecord(record, plan: &plan, on: $0) }
+        return try context.pool().write { try saveRecord(record, plan: &plan, on: $0) }
     }
 
     /// The INSERT for one set of columns, kept while consecutive records share it (a batch).
@@ -102,7 +102,7 @@ extension Db {
                 return changed > 0
             }
         }
-        return try context.pool(for: nil).write { connection in
+        return try context.pool().write { connection in
             let changed = try connection.run(sql, .values(changes.map(\.value) + keyValues))
             // No row matched (deleted meanwhile?): the edits stay marked, not silently dropped.
             if changed > 0 {
@@ -167,7 +167,7 @@ extension Db {
         guard !statements.isEmpty else { return [] }
         let context = try context()
         if let engine = try context.externalPool() { return try engineBatch(engine, context, statements.map { ($0.sql, $0.arguments) }) }
-        return try context.pool(for: nil).write { connection in
+        return try context.pool().write { connection in
             try inTransaction(connection, {
                 try statements.enumerated().map { index, statement in
                     try batchItem(index, of: statements.count) { try connection.run(statement.sql, statement.arguments) }
@@ -180,7 +180,7 @@ extension Db {
         guard !rows.isEmpty else { return [] }
         let context = try context()
         if let engine = try context.externalPool() { return try engineBatch(engine, context, rows.map { (sql, .positional($0)) }) }
-        return try context.pool(for: nil).write { connection in
+        return try context.pool().write { connection in
             try inTransaction(connection, {
                 try connection.runEach(sql, rows.map { .positional($0) })
             }, commit: { _ in true })
@@ -196,7 +196,7 @@ extension Db {
                 try inTransaction(connection, { try engineSave(records, plan: plan, on: connection, namingFailedItem: true) }, commit: { _ in true })
             }
         }
-        return try context.pool(for: nil).write { connection in
+        return try context.pool().write { connection in
             var plan = InsertPlan(table: table, primaryKey: primaryKey)
             return try inTransaction(connection, {
                 try saveRecords(records, plan: &plan, on: connection, namingFailedItem: true)
@@ -216,7 +216,7 @@ extension Db {
                 }, commit: { _ in true })
             }
         }
-        return try context.pool(for: nil).write { connection in
+        return try context.pool().write { connection in
             try inTransaction(connection, {
                 try records.enumerated().map { index, record in
                     try batchItem(index, of: records.count) { try updateRecord(table, record, primaryKey: primaryKey) ? 1 : 0 }
@@ -291,7 +291,7 @@ extension Db {
                 return try pageOf(pageNumber, pageSize, select, sqlExceptSelect, arguments, countSql, knownTotal, fetch)
             }
         }
-        return try context.pool(for: nil).read { connection in
+        return try context.pool().read { connection in
             let ownTransaction = !connection.isInTransaction
             if ownTransaction { _ = try connection.run("BEGIN DEFERRED", .none) }
             defer { if ownTransaction { _ = try? connection.run("COMMIT", .none) } }

@@ -84,128 +84,134 @@ public struct Db: Sendable {
     }
 
     func reading<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().pool(for: nil).read(body)
+        try context().sqlitePool().read(body)
     }
 
     func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().pool(for: nil).write(body)
+        try context().sqlitePool().write(body)
     }
 
     /// Queries go to a reader unless they may write (INSERT ... RETURNING and the like).
-    func querying<T>(_ context: DbContext, _ sql: String, _ body: (Connection) throws -> T) throws -> T {
-        let pool = try context.pool(for: nil)
+    func querying<T>(_ sql: String, _ body: (Connection) throws -> T) throws -> T {
         switch SqlText.access(sql) {
-        case .read: return try pool.read(body)
+        case .read: return try reading(body)
         case .write:
             // A readonly context has no writer: let SQLite judge the statement (a PRAGMA that
             // only reads runs; a typo gets SQLite's own syntax error, not "readonly").
-            guard context.options.readonly else { return try pool.write(body) }
-            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
+            guard try context().options.readonly else { return try writing(body) }
+            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
         case .ask:
-            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
+            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
         }
     }
 
     // MARK: Implementations shared by the public overloads
-    // Each asks first whether the context is another engine's (Engine/): then `EngineCalls.swift` serves it.
+    // Each asks first whether the context is another engine's (Engine/): then `EngineCalls.swift` serves it,
+    // out of line, so that the SQLite path compiles as it did without the question.
 
     func findRecords(_ sql: String, _ arguments: Arguments) throws -> [Record] {
-        let context = try context()
-        if let engine = try context.externalPool() { return try engineFind(engine, context, sql, arguments, limit: nil) }
-        return try querying(context, sql) { connection in
-            try connection.withStatement(sql, arguments) { statement in
-                guard try connection.step(statement, arguments) else { return [] }
-                // The layout is taken after the first step: SQLite re-prepares there after a schema change.
-                let layout = statement.rowLayout(connection)
-                let cancellation = ThreadLeases.current.cancellation
-                return try statement.records(layout: layout, arguments: arguments, connection: connection) {
-                    try cancellation?.check()
+        do {
+            return try querying(sql) { connection in
+                try connection.withStatement(sql, arguments) { statement in
+                    guard try connection.step(statement, arguments) else { return [] }
+                    // The layout is taken after the first step: SQLite re-prepares there after a schema change.
+                    let layout = statement.rowLayout(connection)
+                    let cancellation = ThreadLeases.current.cancellation
+                    return try statement.records(layout: layout, arguments: arguments, connection: connection) {
+                        try cancellation?.check()
+                    }
                 }
             }
+        } catch let redirect as EngineRedirect {
+            return try engineFind(redirect.context, sql, arguments, limit: nil)
         }
     }
 
     func findFirstRecord(_ sql: String, _ arguments: Arguments) throws -> Record? {
-        let context = try context()
-        if let engine = try context.externalPool() { return try engineFind(engine, context, sql, arguments, limit: 1).first }
-        return try querying(context, sql) { connection in
-            try connection.withStatement(sql, arguments) { statement in
-                guard try connection.step(statement, arguments) else { return nil }
-                return Record(layout: statement.rowLayout(connection), values: statement.rowValues())
+        do {
+            return try querying(sql) { connection in
+                try connection.withStatement(sql, arguments) { statement in
+                    guard try connection.step(statement, arguments) else { return nil }
+                    return Record(layout: statement.rowLayout(connection), values: statement.rowValues())
+                }
             }
+        } catch let redirect as EngineRedirect {
+            return try engineFind(redirect.context, sql, arguments, limit: 1).first
         }
     }
 
     func eachRecord(_ sql: String, _ arguments: Arguments, _ body: (Record) throws -> Bool) throws {
-        let context = try context()
-        if let engine = try context.externalPool() { return try engineEach(engine, context, sql, arguments, body) }
-        try querying(context, sql) { connection in
-            try connection.withStatement(sql, arguments) { statement in
-                guard try connection.step(statement, arguments) else { return }
-                // Taken once, after the first step: SQLite re-prepares only there.
-                let layout = statement.rowLayout(connection)
-                let columnCount = statement.columnCount
-                var record: Record?
-                let cancellation = ThreadLeases.current.cancellation
-                repeat {
-                    try cancellation?.check()
-                    // Constant memory and no allocation per row: the record is refilled in place
-                    // unless the callback kept a reference to it.
-                    if record != nil, isKnownUniquelyReferenced(&record) {
-                        record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0)) }
-                        if let invalidTexts = statement.takeInvalidTexts() { record?.reloaded(invalidTexts: invalidTexts) }
-                    } else {
-                        record = Record(layout: layout, values: statement.rowValues())
-                    }
-                    guard let current = record, try body(current) else { return }
-                } while try connection.step(statement, arguments)
+        do {
+            try querying(sql) { connection in
+                try connection.withStatement(sql, arguments) { statement in
+                    guard try connection.step(statement, arguments) else { return }
+                    // Taken once, after the first step: SQLite re-prepares only there.
+                    let layout = statement.rowLayout(connection)
+                    let columnCount = statement.columnCount
+                    var record: Record?
+                    let cancellation = ThreadLeases.current.cancellation
+                    repeat {
+                        try cancellation?.check()
+                        // Constant memory and no allocation per row: the record is refilled in place
+                        // unless the callback kept a reference to it.
+                        if record != nil, isKnownUniquelyReferenced(&record) {
+                            record?.reload(layout: layout, count: Int(columnCount)) { statement.value(at: Int32($0)) }
+                            if let invalidTexts = statement.takeInvalidTexts() { record?.reloaded(invalidTexts: invalidTexts) }
+                        } else {
+                            record = Record(layout: layout, values: statement.rowValues())
+                        }
+                        guard let current = record, try body(current) else { return }
+                    } while try connection.step(statement, arguments)
+                }
             }
+        } catch let redirect as EngineRedirect {
+            return try engineEach(redirect.context, sql, arguments, body)
         }
     }
 
     func queryValues<T>(_ sql: String, _ arguments: Arguments, as type: T.Type, limit: Int?) throws -> [T?] {
-        let context = try context()
-        if let engine = try context.externalPool() { return try engineQueryValues(engine, context, sql, arguments, as: type, limit: limit) }
-        return try querying(context, sql) { connection in
-            try connection.withStatement(sql, arguments) { statement in
-                func checkSingleColumn() throws {
-                    guard statement.columnCount == 1 else {
-                        throw DicRecordError(.multipleColumns,
-                            "a single-column query returned \(statement.columnCount) columns; select exactly one",
-                            sql: sql, configName: connection.configName)
-                    }
-                }
-                try checkSingleColumn()
-                var values: [T?] = []
-                let cancellation = ThreadLeases.current.cancellation
-                while try connection.step(statement, arguments) {
-                    try cancellation?.check()
-                    if values.isEmpty { try checkSingleColumn() }
-                    let raw = statement.value(at: 0)
-                    let invalidTexts = statement.takeInvalidTexts()
-                    if case .null = raw {
-                        values.append(nil)
-                    } else if T.self == Data.self, let bytes = invalidTexts?[0] as? T {
-                        values.append(bytes)   // TEXT that is not UTF-8, as the bytes stored
-                    } else {
-                        do {
-                            values.append(try connection.registry.decode(raw, as: T.self))
-                        } catch let error as ConversionError {
-                            throw error.inColumn(statement.rowLayout(connection).names[0])
+        do {
+            return try querying(sql) { connection in
+                try connection.withStatement(sql, arguments) { statement in
+                    func checkSingleColumn() throws {
+                        guard statement.columnCount == 1 else {
+                            throw DicRecordError(.multipleColumns,
+                                "a single-column query returned \(statement.columnCount) columns; select exactly one",
+                                sql: sql, configName: connection.configName)
                         }
                     }
-                    if let limit, values.count >= limit { break }
+                    try checkSingleColumn()
+                    var values: [T?] = []
+                    let cancellation = ThreadLeases.current.cancellation
+                    while try connection.step(statement, arguments) {
+                        try cancellation?.check()
+                        if values.isEmpty { try checkSingleColumn() }
+                        let raw = statement.value(at: 0)
+                        let invalidTexts = statement.takeInvalidTexts()
+                        if case .null = raw {
+                            values.append(nil)
+                        } else if T.self == Data.self, let bytes = invalidTexts?[0] as? T {
+                            values.append(bytes)   // TEXT that is not UTF-8, as the bytes stored
+                        } else {
+                            do {
+                                values.append(try connection.registry.decode(raw, as: T.self))
+                            } catch let error as ConversionError {
+                                throw error.inColumn(statement.rowLayout(connection).names[0])
+                            }
+                        }
+                        if let limit, values.count >= limit { break }
+                    }
+                    return values
                 }
-                return values
             }
+        } catch let redirect as EngineRedirect {
+            return try engineQueryValues(redirect.context, sql, arguments, as: type, limit: limit)
         }
     }
 
     func updateRows(_ sql: String, _ arguments: Arguments) throws -> Int {
         let context = try context()
-        if let engine = try context.externalPool() {
-            return try engine.write { try $0.execute(sql, arguments.encoded(context.converters, sql: sql, configName: context.configName), row: nil).changes }
-        }
-        return try context.pool(for: nil).write { try $0.run(sql, arguments) }
+        if context.isExternal { return try engineUpdate(context, sql, arguments) }
+        return try context.pool().write { try $0.run(sql, arguments) }
     }
 }

@@ -3,7 +3,9 @@
 // engine. Rows come back as values and become records here; the joining rules are the pool's.
 extension Db {
     /// The rows of a query as records (at most `limit`).
-    func engineFind(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments, limit: Int?) throws -> [Record] {
+    @inline(never)
+    func engineFind(_ context: DbContext, _ sql: String, _ arguments: Arguments, limit: Int?) throws -> [Record] {
+        let engine = try context.externalPool()!
         var records: [Record] = []
         try engineRows(engine, context, sql, arguments) { layout, values in
             records.append(Record(layout: layout, values: RowValues(ContiguousArray(values))))
@@ -12,15 +14,17 @@ extension Db {
         return records
     }
 
-    func engineEach(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments,
-                    _ body: (Record) throws -> Bool) throws {
+    @inline(never)
+    func engineEach(_ context: DbContext, _ sql: String, _ arguments: Arguments, _ body: (Record) throws -> Bool) throws {
+        let engine = try context.externalPool()!
         try engineRows(engine, context, sql, arguments) { layout, values in
             try body(Record(layout: layout, values: RowValues(ContiguousArray(values))))
         }
     }
 
-    func engineQueryValues<T>(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments,
-                              as type: T.Type, limit: Int?) throws -> [T?] {
+    @inline(never)
+    func engineQueryValues<T>(_ context: DbContext, _ sql: String, _ arguments: Arguments, as type: T.Type, limit: Int?) throws -> [T?] {
+        let engine = try context.externalPool()!
         var values: [T?] = []
         let columns = try engineRows(engine, context, sql, arguments) { layout, row in
             let raw = row[0]
@@ -40,6 +44,12 @@ extension Db {
                                  sql: sql, configName: context.configName)
         }
         return values
+    }
+
+    @inline(never)
+    func engineUpdate(_ context: DbContext, _ sql: String, _ arguments: Arguments) throws -> Int {
+        let engine = try context.externalPool()!
+        return try engine.write { try $0.execute(sql, arguments.encoded(context.converters, sql: sql, configName: context.configName), row: nil).changes }
     }
 
     /// Runs a query on the engine (a reader unless it may write), handing each row to `row` with
