@@ -70,7 +70,7 @@ private enum Readme {
 
     /// Runs `arguments` (found on PATH) in `folder`; waits without holding a thread of the
     /// cooperative pool, and kills the process after `timeout` seconds.
-    static func run(_ arguments: [String], in folder: URL, timeout: Double) async throws -> Finished {
+    static func run(_ arguments: [String], in folder: URL, timeout: Double, environment: [String: String]? = nil) async throws -> Finished {
         let id = UUID().uuidString
         let outURL = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-readme-out-\(id)")
         let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-readme-err-\(id)")
@@ -86,6 +86,7 @@ private enum Readme {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         process.currentDirectoryURL = folder
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
@@ -141,13 +142,17 @@ private enum Readme {
 
             """
         var names: [(name: String, section: String)] = [("MyApp", "")]
-        try write(programs.map(\.text).joined(separator: "\n"), to: folder.appendingPathComponent("Sources/MyApp/main.swift"))
+        // MyApp is every SQLite block pasted in order (the PostgreSQL one needs its product and a server).
+        try write(programs.filter { !$0.text.contains("import DicRecordPostgres") }.map(\.text).joined(separator: "\n"),
+                  to: folder.appendingPathComponent("Sources/MyApp/main.swift"))
         for block in programs {
             // "Concurrency and async" -> ConcurrencyAndAsync, so that a compiler error names the section.
             let name = block.section.split { !$0.isLetter && !$0.isNumber }.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
             names.append((name, block.section))
+            // A block that imports DicRecordPostgres depends on that product as an app would.
+            let products = block.text.contains("import DicRecordPostgres") ? ["DicRecord", "DicRecordPostgres"] : ["DicRecord"]
             manifest += """
-                package.targets.append(.executableTarget(name: "\(name)", dependencies: [.product(name: "DicRecord", package: "DicRecord")],
+                package.targets.append(.executableTarget(name: "\(name)", dependencies: [\(products.map { ".product(name: \"\($0)\", package: \"DicRecord\")" }.joined(separator: ", "))],
                                                          path: "Blocks/\(name)", swiftSettings: strict))
 
                 """
@@ -177,7 +182,7 @@ private enum Readme {
     /// turned into another kind of fence, fails here.
     @Test func everyExampleSectionStillHasItsSwiftBlock() throws {
         let sections = try Readme.blocks().map(\.section)
-        #expect(sections == ["Install", "Quick start", "Models", "Concurrency and async", "Building SQL at run time"])
+        #expect(sections == ["Install", "Quick start", "Models", "Concurrency and async", "PostgreSQL", "Building SQL at run time"])
     }
 
     /// Issue 13.8: each block compiles as it stands with its imports, and so do all of them pasted
@@ -192,6 +197,7 @@ private enum Readme {
             "Quick start": ["1 1", "2 2"],
             "Models": ["1 15", "2 15"],
             "Concurrency and async": ["1 100", "1 100"],
+            "PostgreSQL": ["2 2", "3 3"],
             "Building SQL at run time": ["0 0", "0 0"],
             "": ["0 0", "0 0"],
         ]
@@ -200,15 +206,29 @@ private enum Readme {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let label = program.section.isEmpty ? "all blocks in order" : program.section
+            // The PostgreSQL block runs against the suites' server: a fresh schema for its two runs.
+            var environment: [String: String]?
+            var scratch: PostgresServer.Scratch?
+            defer { scratch?.finish() }
+            if program.section == "PostgreSQL" {
+                guard PostgresServer.url != nil else {
+                    if PostgresServer.isCI { Issue.record("CI=true but DICRECORD_POSTGRES_URL is not set: the PostgreSQL block cannot run") }
+                    continue
+                }
+                let schema = try PostgresServer.scratch()
+                scratch = schema
+                environment = ["DICRECORD_POSTGRES_URL": try #require(PostgresServer.url(searchPath: schema.schema))]
+            }
             for run in 0..<2 {
-                let result = try await Readme.run([bin.appendingPathComponent(program.name).path], in: folder, timeout: 120)
+                let result = try await Readme.run([bin.appendingPathComponent(program.name).path], in: folder, timeout: 120,
+                                                  environment: environment)
                 #expect(result.status == 0, "\(label), run \(run + 1): exit \(result.status)\n\(result.output)\n\(result.errors)")
                 let printed = result.output.split(separator: "\n")
                 let expected = try #require(lines[program.section], "no expected output for \(label)")
                 #expect(printed.contains { $0.hasSuffix(expected[run]) }, "\(label), run \(run + 1) printed \(result.output)")
             }
         }
-        #expect(package.programs.map(\.name) == ["MyApp", "QuickStart", "Models", "ConcurrencyAndAsync", "BuildingSQLAtRunTime"])
+        #expect(package.programs.map(\.name) == ["MyApp", "QuickStart", "Models", "ConcurrencyAndAsync", "PostgreSQL", "BuildingSQLAtRunTime"])
     }
 
     /// Issue 13.9: pasted into a main.swift, the async block calls the async twins. An `await` in

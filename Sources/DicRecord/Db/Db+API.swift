@@ -356,6 +356,21 @@ extension Db {
         try runTx(body)
     }
 
+    /// `tx`, run again (up to `retries` more times) when the database reports a conflict with
+    /// another transaction (`DicRecordError.Kind.conflict`: PostgreSQL's serialization failure or
+    /// deadlock, SQLSTATE 40001/40P01); nothing of a failed attempt was committed. Only an
+    /// outermost transaction retries: nested in another, the conflict aborts the outer one, which
+    /// gets the error. `body` must be safe to run again (no side effects outside the database).
+    /// ```swift
+    /// try Db.use("pg").tx(retryOnConflict: 5) { db in
+    ///     try db.update("update counter set n = n + 1 where id = ?", 1) == 1
+    /// }
+    /// ```
+    @discardableResult
+    public func tx(retryOnConflict retries: Int, _ body: (Db) throws -> Bool) throws -> Bool {
+        try runTx(retryingOnConflict: retries, body)
+    }
+
     /// Runs `body` in a transaction that commits unless `body` throws; returns its result.
     /// As with `tx`, the `db` given to `body` is bound to the transaction's context.
     /// ```swift

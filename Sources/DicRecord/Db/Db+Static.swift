@@ -162,6 +162,11 @@ extension Db {
     public static func tx(_ body: (Db) throws -> Bool) throws -> Bool {
         try Db.main.tx(body)
     }
+    /// The static form of ``Db/tx(retryOnConflict:_:)``: runs on the main config.
+    @discardableResult
+    public static func tx(retryOnConflict retries: Int, _ body: (Db) throws -> Bool) throws -> Bool {
+        try Db.main.tx(retryOnConflict: retries, body)
+    }
     /// The static form of ``Db/transaction(_:)-44ce1``: runs on the main config.
     public static func transaction<T>(_ body: (Db) throws -> T) throws -> T {
         try Db.main.transaction(body)

@@ -83,31 +83,35 @@ public struct Db: Sendable {
         try known ?? contexts.context(named: configName)
     }
 
+    /// The SQLite writer or reader; on another engine's context, a `.misuse` error saying the call is SQLite-only.
     func reading<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().sqlitePool().read(body)
+        try context().pool().read(body)
     }
 
     func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().sqlitePool().write(body)
+        try context().pool().write(body)
     }
 
-    /// Queries go to a reader unless they may write (INSERT ... RETURNING and the like).
+    /// Queries go to a reader unless they may write (INSERT ... RETURNING and the like). On another
+    /// engine's context this throws `EngineRedirect`, which only the four read paths below call it
+    /// from, and catch.
     func querying<T>(_ sql: String, _ body: (Connection) throws -> T) throws -> T {
         switch SqlText.access(sql) {
-        case .read: return try reading(body)
+        case .read: return try context().sqlitePool().read(body)
         case .write:
             // A readonly context has no writer: let SQLite judge the statement (a PRAGMA that
             // only reads runs; a typo gets SQLite's own syntax error, not "readonly").
-            guard try context().options.readonly else { return try writing(body) }
+            guard try context().options.readonly else { return try context().sqlitePool().write(body) }
             return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
         case .ask:
-            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
+            let pool = try context().sqlitePool()
+            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
         }
     }
 
     // MARK: Implementations shared by the public overloads
-    // Each asks first whether the context is another engine's (Engine/): then `EngineCalls.swift` serves it,
-    // out of line, so that the SQLite path compiles as it did without the question.
+    // The four read paths run the SQLite code and catch `EngineRedirect` for another engine's
+    // context (`EngineCalls.swift` serves it): asking first measurably slowed lookups by key.
 
     func findRecords(_ sql: String, _ arguments: Arguments) throws -> [Record] {
         do {

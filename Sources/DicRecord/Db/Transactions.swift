@@ -32,6 +32,32 @@ extension Db {
         }
     }
 
+    /// `runTx`, rerun on a conflict while it is the outermost transaction of its connection.
+    func runTx(retryingOnConflict retries: Int, _ body: (Db) throws -> Bool) throws -> Bool {
+        guard retries >= 0 else {
+            throw DicRecordError(.invalidArgument, "retryOnConflict must not be negative (got \(retries))", configName: configName)
+        }
+        var attempt = 0
+        while true {
+            var outermost = false
+            do {
+                return try runTx { db in
+                    outermost = try db.isOutermostTransaction()
+                    return try body(db)
+                }
+            } catch let error as DicRecordError where error.kind == .conflict && outermost && attempt < retries {
+                attempt += 1
+            }
+        }
+    }
+
+    /// Whether the transaction this thread runs on this config is the outermost one.
+    private func isOutermostTransaction() throws -> Bool {
+        let context = try context()
+        if let engine = try context.externalPool() { return try engine.write { $0.transactionDepth == 1 } }
+        return try context.pool().write { $0.transactionDepth == 1 }
+    }
+
     func runTransaction<T>(_ body: (Db) throws -> T) throws -> T {
         let context = try context()
         if let engine = try context.externalPool() { return try engineTransaction(engine, context, body, commit: { _ in true }) }

@@ -11,7 +11,19 @@ enum PostgresServer {
     /// Whether the suites run: a server is named, or CI requires them.
     static let enabled = url != nil || isCI
 
+    /// The server's URL with `search_path` set to `schema`.
+    static func url(searchPath schema: String) -> String? {
+        url.map { $0 + ($0.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)" }
+    }
+
     static var target: PostgresTarget { PostgresTarget(url: url ?? "postgresql://127.0.0.1:1/missing") }
+
+    /// Runs `body` on a connection of its own (no schema of its own), closed after.
+    static func withAdmin<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection = try PostgresConnection(target, configName: "admin", connectTimeout: 5)
+        defer { connection.close() }
+        return try body(connection)
+    }
 
     /// A connection whose `search_path` is a fresh schema of its own, dropped by `finish`.
     static func scratch(_ configName: String = "pg") throws -> Scratch {
@@ -70,8 +82,7 @@ enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .postgres:
             let scratch = try PostgresServer.scratch()
             defer { scratch.finish() }
-            let base = PostgresServer.url ?? "postgresql://127.0.0.1:1/missing"
-            let url = base + (base.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(scratch.schema)"
+            let url = PostgresServer.url(searchPath: scratch.schema) ?? "postgresql://127.0.0.1:1/missing"
             return try DbContext.withIsolatedRegistry {
                 let context = try DbContext(postgres: url, options: options)
                 try context.start()
