@@ -67,13 +67,16 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         let placeholders: PostgresPlaceholders
         let columnNames: [String]
         let columnTypes: [UInt32]
+        /// The type PostgreSQL inferred for each `$n`: arguments are sent in that type's form.
+        let parameterTypes: [UInt32]
         /// Whether every result column is read in binary (else the whole result comes as text).
         let binary: Bool
     }
 
     /// Opens a connection; throws, naming the host and port, when the server cannot be reached
     /// within `connectTimeout` seconds or refuses the login.
-    init(_ target: PostgresTarget, configName: String, connectTimeout: Int = 10) throws {
+    /// `settings`: `SET` statements run on the new connection (the pool's: lock timeout, read-only).
+    init(_ target: PostgresTarget, configName: String, connectTimeout: Int = 10, settings: [String] = []) throws {
         self.configName = configName
         var keywords = target.keywords
         keywords.append(("connect_timeout", String(max(1, connectTimeout))))
@@ -98,9 +101,16 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         handle = connection
         // Notices (e.g. "table does not exist, skipping") would go to stderr: they are not errors.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
-        // The text forms DicRecord reads dates in, when a result comes as text (see `Prepared.binary`).
-        // Set here, not as a startup option, so that a URL's own `options=` stays in force.
-        try execute(script: "SET DateStyle = ISO; SET TimeZone = 'UTC'")
+        // The text forms DicRecord reads when a result comes as text (see `Prepared.binary`): ISO
+        // dates, exact floats (servers before 12 round them otherwise), hex bytea. Set here, not as
+        // startup options, so that a URL's own `options=` stays in force.
+        do {
+            try execute(script: (["SET DateStyle = ISO", "SET extra_float_digits = 3", "SET bytea_output = hex"] + settings).joined(separator: "; "))
+        } catch {
+            PQfinish(connection)
+            isClosed = true
+            throw error
+        }
     }
 
     deinit { close() }
@@ -123,10 +133,19 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// false stops); returns the column names and the rows changed (INSERT/UPDATE/DELETE), 0 otherwise.
     @discardableResult
     func run(_ sql: String, _ arguments: EncodedArguments, row: (([String], [DatabaseValue]) throws -> Bool)? = nil) throws -> (columns: [String], changes: Int) {
-        let statement = try prepare(sql, arguments)
-        let parameters = try arguments.parameters(for: statement.placeholders, sql: sql, configName: configName)
-        let result = try execute(statement, parameters, sql: sql)
+        try refuseCommitOfAbortedTransaction(sql)
+        let statement = try prepare(sql)
+        let values = try arguments.ordered(for: statement.placeholders, sql: sql, configName: configName)
+        let parameters = try values.enumerated().map { index, value in
+            try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
+        }
+        let result = try execute(statement, parameters, sql: sql, arguments: values)
         defer { PQclear(result) }
+        if sql == "COMMIT", String(cString: PQcmdStatus(result)) == "ROLLBACK" {
+            // The server turned the COMMIT into a rollback: say so, never report it committed.
+            throw DatabaseError(resultCode: 1, message: "COMMIT rolled back: the transaction had failed\(abortedBy.map { " (\($0))" } ?? ""); nothing of it was committed",
+                                sql: sql, configName: configName, sqlState: "25P02")
+        }
         if let row {
             let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
             for r in 0..<rows {
@@ -136,6 +155,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
                 guard try row(statement.columnNames, values) else { break }
             }
         }
+        if abortedBy != nil, PQtransactionStatus(handle) != PQTRANS_INERROR { abortedBy = nil }
         let changed = String(cString: PQcmdTuples(result))
         return (statement.columnNames, Int(changed) ?? 0)
     }
@@ -149,8 +169,12 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
 
     /// Runs SQL with no arguments and no rows to read, several statements allowed (DDL scripts).
     func execute(script sql: String) throws {
+        try refuseCommitOfAbortedTransaction(sql)
         guard let result = PQexec(handle, sql) else { throw lostConnection(sql: sql) }
-        defer { PQclear(result) }
+        defer {
+            PQclear(result)
+            if abortedBy != nil, PQtransactionStatus(handle) != PQTRANS_INERROR { abortedBy = nil }
+        }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
             throw error(result, sql: sql, placeholders: nil, arguments: [])
@@ -173,19 +197,22 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
 
     // MARK: Preparing
 
-    /// The prepared statement for `sql` with these argument types: cached per (SQL, types), since
-    /// PostgreSQL fixes a parameter's type when it prepares.
-    private func prepare(_ sql: String, _ arguments: EncodedArguments) throws -> Prepared {
-        let key = arguments.typeSignature + "\u{0}" + sql
-        if let known = prepared[key] { return known }
+    /// The prepared statement for `sql`, cached per connection. Parameters are left for the server
+    /// to type from their context (`where born > ?` makes `?` a timestamptz); each argument is then
+    /// sent in the form of that type. At most `cacheLimit` statements are kept.
+    private func prepare(_ sql: String) throws -> Prepared {
+        if let known = prepared[sql] { return known }
         let placeholders = try PostgresPlaceholders(sql, configName: configName)
-        let types = try arguments.types(for: placeholders, sql: sql, configName: configName)
+        if prepared.count >= Self.cacheLimit {
+            // Dropped all at once: simpler than an LRU, and a working set of 256 statements is rare.
+            try? execute(script: "DEALLOCATE ALL")
+            prepared.removeAll()
+        }
         let name = "dicrecord_\(nextName)"
         nextName += 1
-        let result = types.withUnsafeBufferPointer { typeBuffer in
-            PQprepare(handle, name, placeholders.text, Int32(types.count), typeBuffer.baseAddress)
+        guard let result = PQprepare(handle, name, placeholders.text, Int32(placeholders.count), nil) else {
+            throw lostConnection(sql: sql)
         }
-        guard let result else { throw lostConnection(sql: sql) }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else {
             throw error(result, sql: sql, placeholders: placeholders, arguments: [])
@@ -198,44 +225,61 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         let count = Int(PQnfields(description))
         let names = (0..<count).map { String(cString: PQfname(description, Int32($0))) }
         let columnTypes = (0..<count).map { UInt32(PQftype(description, Int32($0))) }
+        let parameterTypes = (0..<Int(PQnparams(description))).map { UInt32(PQparamtype(description, Int32($0))) }
         let statement = Prepared(name: name, placeholders: placeholders, columnNames: names, columnTypes: columnTypes,
-                                 binary: columnTypes.allSatisfy(PostgresType.readsBinary))
-        prepared[key] = statement
+                                 parameterTypes: parameterTypes, binary: columnTypes.allSatisfy(PostgresType.readsBinary))
+        prepared[sql] = statement
         return statement
     }
 
-    private func execute(_ statement: Prepared, _ parameters: [PostgresParameter], sql: String) throws -> OpaquePointer {
+    /// Prepared statements kept per connection.
+    static let cacheLimit = 256
+
+    private func execute(_ statement: Prepared, _ parameters: [PostgresParameter], sql: String, arguments: [DatabaseValue]) throws -> OpaquePointer {
         let count = parameters.count
-        // Text values go as C strings (libpq reads text parameters up to their NUL), binary ones with their length.
-        // An empty binary value still needs an address (a NULL pointer would send SQL NULL): one spare byte.
-        var storage: [[UInt8]] = parameters.map { p in p.bytes.map { $0 + [0] } ?? [] }
+        // One buffer for every value: text values as C strings (libpq reads text parameters up to
+        // their NUL), binary ones with their length; an empty binary value still gets an address
+        // (a NULL pointer would send SQL NULL).
+        var bytes: [UInt8] = []
+        var offsets: [Int?] = []
+        for parameter in parameters {
+            guard let value = parameter.bytes else { offsets.append(nil); continue }
+            offsets.append(bytes.count)
+            bytes.append(contentsOf: value)
+            bytes.append(0)
+        }
         let lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
         let formats = parameters.map { Int32($0.binary ? 1 : 0) }
-        let result: OpaquePointer? = storage.withUnsafeMutableBufferPointer { buffers in
-            var pointers = [UnsafePointer<CChar>?](repeating: nil, count: count)
-            func fill(_ i: Int) -> OpaquePointer? {
-                if i == count {
-                    return PQexecPrepared(handle, statement.name, Int32(count), pointers, lengths, formats,
-                                          statement.binary ? 1 : 0)
-                }
-                guard parameters[i].bytes != nil else { return fill(i + 1) }
-                return buffers[i].withUnsafeBufferPointer { bytes in
-                    pointers[i] = bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
-                    return fill(i + 1)
-                }
+        let result: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+            let base = UnsafeRawPointer(buffer.baseAddress)
+            let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
+                guard let offset, let base else { return nil }
+                return (base + offset).assumingMemoryBound(to: CChar.self)
             }
-            return fill(0)
+            return PQexecPrepared(handle, statement.name, Int32(count), pointers, lengths, formats, statement.binary ? 1 : 0)
         }
         guard let result else { throw lostConnection(sql: sql) }
         let status = PQresultStatus(result)
         guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY else {
             defer { PQclear(result) }
-            throw error(result, sql: sql, placeholders: statement.placeholders, arguments: parameters.map(\.shown))
+            throw error(result, sql: sql, placeholders: statement.placeholders, arguments: arguments)
         }
         return result
     }
 
     // MARK: Errors
+
+    /// The first error of the transaction now open, when it aborted it (PostgreSQL then refuses
+    /// every statement until the transaction or the savepoint rolls back).
+    private var abortedBy: String?
+
+    /// COMMIT or RELEASE of a transaction an error aborted would quietly roll back: refused, naming the error.
+    private func refuseCommitOfAbortedTransaction(_ sql: String) throws {
+        guard sql == "COMMIT" || sql.hasPrefix("RELEASE "), PQtransactionStatus(handle) == PQTRANS_INERROR else { return }
+        throw DatabaseError(resultCode: 1,
+            message: "the transaction was aborted by an earlier error\(abortedBy.map { " (\($0))" } ?? ""); nothing of it can be committed — catch errors inside a nested tx (a savepoint) to go on after them",
+            sql: sql, configName: configName, sqlState: "25P02")
+    }
 
     private func lostConnection(sql: String) -> DatabaseError {
         let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -260,6 +304,11 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         }
         if let detail = field("D") { message += "; \(detail)" }
         if let hint = field("H") { message += "; hint: \(hint)" }
+        if state == "25P02", let abortedBy {
+            message += " (the error that aborted it: \(abortedBy))"
+        } else if PQtransactionStatus(handle) == PQTRANS_INERROR, abortedBy == nil {
+            abortedBy = "\(message) [SQLSTATE \(state)]"
+        }
         switch state {
         case "40001", "40P01":
             return DicRecordError(.conflict, "\(message) [SQLSTATE \(state)]", sql: sql, configName: configName,
@@ -312,22 +361,6 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
 
 /// The arguments of one PostgreSQL statement, already encoded: positional (`?`, `?NNN`, `$n`) or named (`:name`).
 extension EncodedArguments {
-    /// The parameter types a statement is prepared with, one per argument kind (NULL and text: 0, inferred).
-    var typeSignature: String {
-        func code(_ value: DatabaseValue) -> Character {
-            switch value {
-            case .null, .text: "u"
-            case .integer: "i"
-            case .real: "r"
-            case .blob: "b"
-            }
-        }
-        switch self {
-        case .positional(let values): return String(values.map(code))
-        case .named(let values): return values.keys.sorted().map { "\($0)=\(code(values[$0]!))" }.joined(separator: ",")
-        }
-    }
-
     /// The values in `$n` order, checked against the statement's placeholders.
     func ordered(for placeholders: PostgresPlaceholders, sql: String, configName: String?) throws -> [DatabaseValue] {
         switch self {
@@ -359,31 +392,6 @@ extension EncodedArguments {
                 throw DicRecordError(.argumentCount, "arguments \(unused) match no parameter of the SQL", sql: sql, configName: configName)
             }
             return ordered
-        }
-    }
-
-    func types(for placeholders: PostgresPlaceholders, sql: String, configName: String?) throws -> [UInt32] {
-        try ordered(for: placeholders, sql: sql, configName: configName).enumerated().map {
-            try PostgresParameter($0.element, index: $0.offset + 1, sql: sql, configName: configName).type
-        }
-    }
-
-    func parameters(for placeholders: PostgresPlaceholders, sql: String, configName: String?) throws -> [PostgresParameter] {
-        try ordered(for: placeholders, sql: sql, configName: configName).enumerated().map {
-            try PostgresParameter($0.element, index: $0.offset + 1, sql: sql, configName: configName)
-        }
-    }
-}
-
-extension PostgresParameter {
-    /// The argument as the error shows it.
-    var shown: DatabaseValue {
-        guard let bytes else { return .null }
-        if !binary { return .text(String(decoding: bytes, as: UTF8.self)) }
-        switch type {
-        case PostgresType.int8: return .integer(Int64(bigEndian: bytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }))
-        case PostgresType.float8: return .real(Double(bitPattern: UInt64(bigEndian: bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })))
-        default: return .blob(Data(bytes))
         }
     }
 }

@@ -119,8 +119,9 @@ struct PostgresPlaceholders: Sendable, Equatable {
                 append("$\(number)")
                 shifts.append((start, i, out.count, k))
                 i = k
+            // `:name`, unless it follows a name, a number or `]` with no space (an array slice, `a[lo:hi]`).
             case UInt8(ascii: ":") where i + 1 < bytes.count && isIdent(bytes[i + 1]) && !(bytes[i + 1] >= 0x30 && bytes[i + 1] <= 0x39)
-                && (i == 0 || bytes[i - 1] != UInt8(ascii: ":")):
+                && (i == 0 || (bytes[i - 1] != UInt8(ascii: ":") && !isIdent(bytes[i - 1]) && bytes[i - 1] != UInt8(ascii: "]"))):
                 var k = i + 1
                 while k < bytes.count && isIdent(bytes[k]) { k += 1 }
                 let name = String(decoding: bytes[(i + 1)..<k], as: UTF8.self)

@@ -15,6 +15,13 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
     private var idle: [PostgresConnection] = []   // guarded by gate
     private var open = 0                           // guarded by gate
     private var closed = false                     // guarded by gate
+    /// Every connection's session settings: a lock waits at most the busy timeout (then `.busy`,
+    /// as on SQLite), and a readonly context's transactions are read-only.
+    private var settings: [String] {
+        var settings = ["SET lock_timeout = \(max(1, Int(options.busyTimeout * 1000)))"]
+        if options.readonly { settings.append("SET default_transaction_read_only = on") }
+        return settings
+    }
     /// The connection each thread holds, per pool.
     private static let held = ThreadSlot<[ObjectIdentifier: PostgresConnection]>()
 
@@ -23,7 +30,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
         self.configName = configName
         self.options = options
         // Connect once now: a server that is down fails `start()`, naming host and port.
-        let first = try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout)
+        let first = try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings)
         idle = [first]
         open = 1
     }
@@ -78,7 +85,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
                 open += 1
                 gate.unlock()
                 do {
-                    return try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout)
+                    return try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings)
                 } catch {
                     gate.lock()
                     open -= 1

@@ -326,42 +326,82 @@ enum PostgresValueReader {
     }
 }
 
-/// One argument as libpq sends it: its type (0: let the server infer, as for text), its bytes,
-/// and whether they are binary.
+/// One argument as libpq sends it: its bytes (nil: NULL) and whether they are binary.
 struct PostgresParameter {
-    var type: UInt32
     var bytes: [UInt8]?
     var binary: Bool
+    /// The parameter's type, as the server inferred it.
+    var type: UInt32
 
-    /// `value` as a parameter; throws for text PostgreSQL cannot hold (a NUL character) and NaN.
-    init(_ value: DatabaseValue, index: Int, sql: String, configName: String?) throws {
+    /// `value` in the form of the type PostgreSQL inferred for the parameter (`type`): an INTEGER
+    /// for a `boolean` is true/false, a REAL for a `timestamptz` is seconds since 1970, an INTEGER
+    /// for an `integer` is range-checked. A value the type cannot take is a thrown error naming the
+    /// argument, never a truncation: a BLOB for anything but `bytea`, NUL in text, NaN, a fraction
+    /// for an integer type, a value out of the type's range.
+    init(_ value: DatabaseValue, as type: UInt32, index: Int, sql: String, configName: String?) throws {
+        self.type = type
+        func refuse(_ why: String) -> DicRecordError {
+            DicRecordError(.unsupportedArgument, "argument \(index): \(why)", sql: sql, configName: configName)
+        }
+        func binary<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
+        func whole<T: FixedWidthInteger>(_ v: Int64, _ target: T.Type, _ name: String) throws -> [UInt8] {
+            guard let fitted = T(exactly: v) else { throw refuse("\(v) is out of range for PostgreSQL \(name)") }
+            return binary(fitted)
+        }
+        func micros(_ seconds: Double) throws -> [UInt8] {
+            let value = ((seconds - 946_684_800) * 1_000_000).rounded()
+            guard let micros = Int64(exactly: value) else { throw refuse("\(seconds) seconds since 1970 is out of range for a PostgreSQL timestamp") }
+            return binary(micros)
+        }
+        func text(_ string: String) { bytes = Array(string.utf8); self.binary = false }
+        bytes = nil
+        self.binary = true
         switch value {
         case .null:
-            self.init(type: 0, bytes: nil, binary: false)
+            bytes = nil
         case .integer(let v):
-            self.init(type: PostgresType.int8, bytes: withUnsafeBytes(of: v.bigEndian) { Array($0) }, binary: true)
+            switch type {
+            case PostgresType.int8: bytes = binary(v)
+            case PostgresType.int4: bytes = try whole(v, Int32.self, "integer")
+            case PostgresType.int2: bytes = try whole(v, Int16.self, "smallint")
+            case PostgresType.bool: bytes = [v != 0 ? 1 : 0]
+            case PostgresType.float8:
+                guard let d = Double(exactly: v) else { throw refuse("\(v) has no exact double precision value") }
+                bytes = binary(d.bitPattern)
+            case PostgresType.timestamp, PostgresType.timestamptz: bytes = try micros(Double(v))
+            case PostgresType.bytea: throw refuse("an INTEGER for a bytea parameter")
+            default: text(String(v))   // numeric, text, oid, … and untyped: the server parses it
+            }
         case .real(let d):
-            if d.isNaN {
-                throw DicRecordError(.unsupportedArgument, "argument \(index): NaN is refused (SQLite would store NULL; DicRecord refuses it on every engine)",
-                                     sql: sql, configName: configName)
+            if d.isNaN { throw refuse("NaN is refused (SQLite would store NULL; DicRecord refuses it on every engine)") }
+            switch type {
+            case PostgresType.float8: bytes = binary(d.bitPattern)
+            case PostgresType.timestamp, PostgresType.timestamptz:
+                if d.isInfinite { bytes = binary(d > 0 ? Int64.max : Int64.min) } else { bytes = try micros(d) }
+            case PostgresType.int8, PostgresType.int4, PostgresType.int2:
+                guard let v = Int64(exactly: d) else { throw refuse("\(d) is not a whole number, for an integer parameter") }
+                switch type {
+                case PostgresType.int8: bytes = binary(v)
+                case PostgresType.int4: bytes = try whole(v, Int32.self, "integer")
+                default: bytes = try whole(v, Int16.self, "smallint")
+                }
+            case PostgresType.bool: bytes = [d != 0 ? 1 : 0]
+            case PostgresType.bytea: throw refuse("a REAL for a bytea parameter")
+            default:
+                // Shortest text that reads back as the same double; infinities in PostgreSQL's words.
+                text(d.isInfinite ? (d > 0 ? "Infinity" : "-Infinity") : "\(d)")
             }
-            self.init(type: PostgresType.float8, bytes: withUnsafeBytes(of: d.bitPattern.bigEndian) { Array($0) }, binary: true)
-        case .text(let s):
-            if let nul = s.utf8.firstIndex(of: 0) {
-                throw DicRecordError(.unsupportedArgument,
-                    "argument \(index): PostgreSQL text cannot hold a NUL character (at byte \(s.utf8.distance(from: s.utf8.startIndex, to: nul))); store it as Data (bytea)",
-                    sql: sql, configName: configName)
+        case .text(let string):
+            if let nul = string.utf8.firstIndex(of: 0) {
+                throw refuse("PostgreSQL text cannot hold a NUL character (at byte \(string.utf8.distance(from: string.utf8.startIndex, to: nul))); store it as Data (bytea)")
             }
-            self.init(type: 0, bytes: Array(s.utf8), binary: false)
+            if type == PostgresType.bytea { bytes = Array(string.utf8) } else { text(string) }
         case .blob(let data):
-            self.init(type: PostgresType.bytea, bytes: [UInt8](data), binary: true)
+            guard type == PostgresType.bytea else {
+                throw refuse("a BLOB of \(data.count) bytes for a parameter of type OID \(type); PostgreSQL stores bytes in bytea columns")
+            }
+            bytes = [UInt8](data)
         }
-    }
-
-    init(type: UInt32, bytes: [UInt8]?, binary: Bool) {
-        self.type = type
-        self.bytes = bytes
-        self.binary = binary
     }
 }
 

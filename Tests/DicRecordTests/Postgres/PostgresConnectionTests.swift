@@ -107,10 +107,12 @@ import Testing
         }
         #expect(wrongType.sqlState == "22P02")
         #expect(wrongType.message.contains("invalid input syntax for type integer"))
-        let outOfRange = try #require(throws: DatabaseError.self) {
+        // Out of an integer column's range: refused before the server sees it, naming the argument.
+        let outOfRange = try #require(throws: DicRecordError.self) {
             try c.run("insert into u values (?, ?)", .positional([.integer(3), .integer(Int64(Int32.max) + 1)]))
         }
-        #expect(outOfRange.sqlState == "22003")
+        #expect(outOfRange.kind == .unsupportedArgument)
+        #expect(outOfRange.description.contains("argument 2"))
     }
 
     @Test func aServerThatIsDownIsAClearErrorNamingHostAndPortWithinTheTimeout() throws {
@@ -166,5 +168,70 @@ import Testing
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) } }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) } }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Arguments take the type PostgreSQL infers for their parameter; an aborted transaction never commits.
+@Suite(.enabled(if: PostgresServer.enabled)) struct PostgresArgumentTypeTests {
+    @Test func datesBoolsAndSmallIntegersBindToNativeColumns() throws {
+        let s = try PostgresServer.scratch()
+        defer { s.finish() }
+        let c = s.connection
+        try c.execute(script: "CREATE TABLE n (at timestamptz, day timestamp, ok boolean, small integer, tiny smallint, price numeric, id uuid, doc jsonb, name text)")
+        try c.run("insert into n values (?, ?, ?, ?, ?, ?, ?, ?, ?)", .positional([
+            .real(86_400.5), .integer(0), .integer(1), .integer(7), .integer(-3), .real(19.99),
+            .text("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), .text(#"{"a": 1}"#), .text("Ann"),
+        ]))
+        #expect(try c.rows("select at, day, ok, small, tiny, price, id, doc, left(name, ?) from n where at > ? and ok = ?",
+                           .positional([.integer(2), .real(0), .integer(1)]))
+                == [[.real(86_400.5), .real(0), .integer(1), .integer(7), .integer(-3), .text("19.99"),
+                     .text("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), .text(#"{"a": 1}"#), .text("An")]])
+        let outOfRange = try #require(throws: DicRecordError.self) {
+            try c.run("update n set small = ?", .positional([.integer(Int64(Int32.max) + 1)]))
+        }
+        #expect(outOfRange.description.contains("out of range for PostgreSQL integer"))
+        let fraction = try #require(throws: DicRecordError.self) { try c.run("update n set small = ?", .positional([.real(1.5)])) }
+        #expect(fraction.description.contains("not a whole number"))
+        let blob = try #require(throws: DicRecordError.self) { try c.run("update n set name = ?", .positional([.blob(Data([1]))])) }
+        #expect(blob.description.contains("bytea"))
+        #expect(try c.rows("select small from n") == [[.integer(7)]])
+    }
+
+    @Test func arraySlicesAreNotNamedParameters() throws {
+        let s = try PostgresServer.scratch()
+        defer { s.finish() }
+        #expect(try s.connection.rows("select (array[1,2,3])[2:3], ?::int", .positional([.integer(5)])) == [[.text("[2,3]"), .integer(5)]])
+    }
+
+    @Test(arguments: Engine.available) func aTransactionAnErrorAbortedThrowsAtCommitAndKeepsNothing(engine: Engine) throws {
+        try engine.run { db in
+            try db.update("create table item (\(engine.idColumn), name text unique)")
+            let a = try Record(["name": "a"])
+            let committed: Result<Bool, any Error> = Result {
+                try db.tx { db in
+                    try db.save("item", a)
+                    _ = try? db.update("insert into item (name) values ('a')")   // a duplicate, caught
+                    return true
+                }
+            }
+            switch engine {
+            case .sqlite:
+                // SQLite goes on after a failed statement: the transaction commits what succeeded.
+                #expect((try? committed.get()) == true)
+                #expect(try db.queryInt("select count(*) from item") == 1)
+            case .postgres:
+                // PostgreSQL aborted the transaction: the commit is refused, nothing is kept, the save is undone.
+                #expect(throws: DatabaseError.self) { try committed.get() }
+                #expect(try db.queryInt("select count(*) from item") == 0)
+                #expect((a["id"] as Int?) == nil)
+                // Caught in a nested tx (a savepoint), the error leaves the outer transaction going.
+                try db.tx { db in
+                    try db.save("item", a)
+                    _ = try? db.tx { db in try db.update("insert into item (name) values ('a')") > 0 }
+                    return true
+                }
+                #expect(try db.queryInt("select count(*) from item") == 1)
+            }
+        }
     }
 }
