@@ -17,11 +17,20 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
+        // The raw libpq baseline for the PostgreSQL workloads.
+        .systemLibrary(
+            name: "CPostgreSQLBench",
+            path: "Sources/CPostgreSQLBench",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .executableTarget(
             name: "bench",
             dependencies: [
                 "CSQLiteBench",
+                "CPostgreSQLBench",
                 .product(name: "DicRecord", package: "DicRecord"),
+                .product(name: "DicRecordPostgres", package: "DicRecord"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/bench"

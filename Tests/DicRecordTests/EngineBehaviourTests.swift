@@ -125,6 +125,13 @@ import DicRecordPostgres
             #expect(page.list.map { ($0["name"] as String?) } == ["Cid"])
             let beyond = try db.paginate(5, 2, "select name", "from student order by name")
             #expect(beyond.list.isEmpty && beyond.totalRow == 3)
+            let grouped = try db.paginate(1, 10, "select age, count(*) as n", "from student group by age order by age")
+            #expect(grouped.totalRow == 3)
+            let first = try db.paginate(after: nil, 2, "select id, name", "from student", key: "id")
+            #expect(first.list.map { ($0["name"] as String?) } == ["Ann", "Bob"])
+            let second = try db.paginate(after: first.nextKey, 2, "select id, name", "from student", key: "id")
+            #expect(second.list.map { ($0["name"] as String?) } == ["Cid"])
+            #expect(second.nextKey == nil)
         }
     }
 
@@ -134,5 +141,14 @@ import DicRecordPostgres
             let error = try #require(throws: DicRecordError.self) { try db.find("select * from student where age > ? and name = ?", 1) }
             #expect(error.kind == .argumentCount)
         }
+    }
+
+    @Test(arguments: Engine.available) func asyncCallsOutsideTransactionsRunOnBothEngines(engine: Engine) async throws {
+        let db = try engine.startDetached()
+        defer { db.stop() }
+        try await db.db.update("create table t (n bigint)")
+        try await db.db.batch("insert into t values (?)", [[1], [2], [3]])
+        #expect(try await db.db.queryInt("select sum(n) from t") == 6)
+        #expect(try await db.db.find("select n from t order by n").count == 3)
     }
 }

@@ -272,6 +272,7 @@ public final class DbContext: Sendable {
     }
 
     /// The SQLite pool of a started context.
+    @inline(__always)
     func pool() throws -> ConnectionPool {
         guard let pool = running.withLock({ $0?.pool }) else { try noPool(for: nil) }
         return pool
@@ -297,6 +298,7 @@ public final class DbContext: Sendable {
     /// which those paths catch to serve it through `EngineCalls.swift`. (A throw rather than a
     /// check up front: the check slowed SQLite lookups by key 5–10%; the throw costs nothing
     /// until it happens, and a server round trip dwarfs it then.)
+    @inline(__always)
     func sqlitePool() throws -> ConnectionPool {
         if let pool = running.withLock({ $0?.pool }) { return pool }
         if isExternal, isStarted { throw EngineRedirect(context: self) }
@@ -304,6 +306,7 @@ public final class DbContext: Sendable {
     }
 
     /// The pool of a started context of another engine; nil for SQLite (throws when not started).
+    @inline(__always)
     func externalPool() throws -> (any EnginePool)? {
         guard isExternal else { return nil }
         guard let external = running.withLock({ $0?.external }) else {

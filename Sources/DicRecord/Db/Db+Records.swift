@@ -255,7 +255,7 @@ extension Db {
         let quotedKey = SqlText.quote(keyColumn)
         let inner = "\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect))"
         // Line breaks, so that a trailing `--` comment in the caller's SQL ends where it should.
-        var sql = "SELECT * FROM (\(inner)\n)"
+        var sql = "SELECT * FROM (\(inner)\n) AS dicrecord_page"   // PostgreSQL wants the sub-query named
         var args = arguments
         if key != nil {
             sql += " WHERE \(quotedKey) \(descending ? "<" : ">") ?"

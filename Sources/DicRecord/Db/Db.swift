@@ -111,8 +111,10 @@ public struct Db: Sendable {
 
     // MARK: Implementations shared by the public overloads
     // The four read paths run the SQLite code and catch `EngineRedirect` for another engine's
-    // context (`EngineCalls.swift` serves it): asking first measurably slowed lookups by key.
+    // context (`EngineCalls.swift` serves it). Asking first, or the catch without `@inline(__always)`,
+    // kept them from being inlined into their callers: lookups by key were 5-10% slower.
 
+    @inline(__always)
     func findRecords(_ sql: String, _ arguments: Arguments) throws -> [Record] {
         do {
             return try querying(sql) { connection in
@@ -131,6 +133,7 @@ public struct Db: Sendable {
         }
     }
 
+    @inline(__always)
     func findFirstRecord(_ sql: String, _ arguments: Arguments) throws -> Record? {
         do {
             return try querying(sql) { connection in
@@ -173,6 +176,7 @@ public struct Db: Sendable {
         }
     }
 
+    @inline(__always)
     func queryValues<T>(_ sql: String, _ arguments: Arguments, as type: T.Type, limit: Int?) throws -> [T?] {
         do {
             return try querying(sql) { connection in

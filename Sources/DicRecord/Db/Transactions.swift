@@ -217,6 +217,7 @@ struct RollbackUndo {
     /// Ends a save of `record` on `connection`: writes the `generated` key back into column `key`
     /// and clears the modified flags; inside a transaction, notes how to undo both should it roll
     /// back (in autocommit a save that returns has been committed: nothing to take back).
+    @inline(__always)
     static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, on connection: some EngineConnection) {
         let depth = connection.transactionDepth
         let writtenKey = generated == nil ? nil : key

@@ -33,7 +33,7 @@ enum PostgresServer {
         return Scratch(connection: connection, schema: schema)
     }
 
-    struct Scratch {
+    struct Scratch: Sendable {
         let connection: PostgresConnection
         let schema: String
 
@@ -89,6 +89,34 @@ enum Engine: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 defer { context.stop() }
                 return try body(Db.use(context.configName))
             }
+        }
+    }
+
+    /// A started context on a fresh database of this engine, under a unique config name in the
+    /// global registry (async tests cannot run inside `withIsolatedRegistry`'s synchronous scope).
+    func startDetached() throws -> Detached {
+        let name = "engine_\(UUID().uuidString.prefix(8))"
+        switch self {
+        case .sqlite:
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-engine-\(UUID().uuidString)")
+            let context = try DbContext(path: folder.appendingPathComponent("db.sqlite").path, configName: name)
+            try context.start()
+            return Detached(context: context, cleanup: { try? FileManager.default.removeItem(at: folder) })
+        case .postgres:
+            let scratch = try PostgresServer.scratch()
+            let context = try DbContext(postgres: PostgresServer.url(searchPath: scratch.schema) ?? "", configName: name)
+            try context.start()
+            return Detached(context: context, cleanup: { scratch.finish() })
+        }
+    }
+
+    struct Detached: Sendable {
+        let context: DbContext
+        let cleanup: @Sendable () -> Void
+        var db: Db { Db.use(context.configName) }
+        func stop() {
+            context.stop()
+            cleanup()
         }
     }
 }
