@@ -4,6 +4,7 @@ import DicRecordPostgres
 import Foundation
 
 /// PostgreSQL, a first look (issue 15): fetch 100k rows, look rows up by key, insert 100k rows,
+/// ("raw" is libpq here),
 /// DicRecord next to raw libpq (prepared statements, binary results) on the server named by
 /// DICRECORD_POSTGRES_URL. The comparison with PostgresNIO and Fluent comes with the next issue.
 struct PostgresBenchmarks {
@@ -33,7 +34,7 @@ struct PostgresBenchmarks {
 
         if selected("pg_fetch") {
             try bench.workload("pg_fetch") { w in
-                w.measure("raw libpq") {
+                w.measure("raw") {
                     try raw.query(Self.fetchSQL, []) { result, count in
                         var sum = 0
                         for row in 0..<count { sum &+= RawPostgres.checksum(result, row) }
@@ -50,7 +51,7 @@ struct PostgresBenchmarks {
         if selected("pg_lookup") {
             let ids = (0..<lookups).map { ($0 &* 7_919) % rows + 1 }
             try bench.workload("pg_lookup") { w in
-                w.measure("raw libpq") {
+                w.measure("raw") {
                     var sum = 0
                     for id in ids {
                         sum &+= try raw.query(Self.lookupSQL.replacingOccurrences(of: "?", with: "$1"), [Int64(id)]) { result, _ in
@@ -69,7 +70,7 @@ struct PostgresBenchmarks {
         if selected("pg_insert") {
             let clear = { try? raw.exec("TRUNCATE bench_items") }
             try bench.workload("pg_insert") { w in
-                w.measure("raw libpq", setUp: { clear() }) {
+                w.measure("raw", setUp: { clear() }) {
                     try raw.exec("BEGIN")
                     for n in 1...rows { try raw.insert(Int64(n), Int64(n * 7), Double(n) / 3, "item \(n)") }
                     try raw.exec("COMMIT")
