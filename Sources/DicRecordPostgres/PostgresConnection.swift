@@ -134,8 +134,13 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     @discardableResult
     func run(_ sql: String, _ arguments: EncodedArguments, row: (([String], [DatabaseValue]) throws -> Bool)? = nil) throws -> (columns: [String], changes: Int) {
         try refuseCommitOfAbortedTransaction(sql)
-        let statement = try prepare(sql)
-        let values = try arguments.ordered(for: statement.placeholders, sql: sql, configName: configName)
+        var ordered: [DatabaseValue]?
+        let statement = try prepare(sql) {
+            let placeholders = try PostgresPlaceholders(sql, configName: configName)
+            ordered = try arguments.ordered(for: placeholders, sql: sql, configName: configName)
+            return ordered!
+        }
+        let values = try ordered ?? arguments.ordered(for: statement.placeholders, sql: sql, configName: configName)
         let parameters = try values.enumerated().map { index, value in
             try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
         }
@@ -199,20 +204,52 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
 
     /// The prepared statement for `sql`, cached per connection. Parameters are left for the server
     /// to type from their context (`where born > ?` makes `?` a timestamptz); each argument is then
-    /// sent in the form of that type. At most `cacheLimit` statements are kept.
-    private func prepare(_ sql: String) throws -> Prepared {
+    /// sent in the form of that type. Where the context gives no type (`select ? + ?`, `? is null`),
+    /// PostgreSQL refuses to guess (42P18, 42725): the statement is prepared again with the
+    /// arguments' own types (bigint, double precision, bytea) and cached under them too. Inside a
+    /// transaction the first attempt runs under a savepoint, so a refusal does not abort it.
+    private func prepare(_ sql: String, _ values: () throws -> [DatabaseValue]) throws -> Prepared {
         if let known = prepared[sql] { return known }
         let placeholders = try PostgresPlaceholders(sql, configName: configName)
-        if prepared.count >= Self.cacheLimit {
-            // Dropped all at once: simpler than an LRU, and a working set of 256 statements is rare.
-            try? execute(script: "DEALLOCATE ALL")
-            prepared.removeAll()
+        let kinds = try values().map(Self.declaredType)
+        let typedKey = sql + "\u{0}" + kinds.map(String.init).joined(separator: ",")
+        if let known = prepared[typedKey] { return known }
+        try evictIfFull()
+        let guarded = isInTransaction && placeholders.count > 0
+        if guarded { try execute(script: "SAVEPOINT dicrecord_prepare") }
+        do {
+            let statement = try prepare(sql, placeholders, types: nil)
+            if guarded { try execute(script: "RELEASE SAVEPOINT dicrecord_prepare") }
+            prepared[sql] = statement
+            return statement
+        } catch let error as DatabaseError where error.sqlState == "42P18" || error.sqlState == "42725" {
+            if guarded { try execute(script: "ROLLBACK TO SAVEPOINT dicrecord_prepare; RELEASE SAVEPOINT dicrecord_prepare") }
+            let statement = try prepare(sql, placeholders, types: kinds)
+            prepared[typedKey] = statement
+            return statement
+        } catch {
+            if guarded { try? execute(script: "ROLLBACK TO SAVEPOINT dicrecord_prepare; RELEASE SAVEPOINT dicrecord_prepare") }
+            throw error
         }
+    }
+
+    /// The parameter type an argument declares when the SQL gives none (0: let the server decide).
+    private static func declaredType(_ value: DatabaseValue) -> UInt32 {
+        switch value {
+        case .integer: PostgresType.int8
+        case .real: PostgresType.float8
+        case .blob: PostgresType.bytea
+        case .null, .text: 0
+        }
+    }
+
+    private func prepare(_ sql: String, _ placeholders: PostgresPlaceholders, types: [UInt32]?) throws -> Prepared {
         let name = "dicrecord_\(nextName)"
         nextName += 1
-        guard let result = PQprepare(handle, name, placeholders.text, Int32(placeholders.count), nil) else {
-            throw lostConnection(sql: sql)
-        }
+        let result = types.map { types in
+            types.withUnsafeBufferPointer { PQprepare(handle, name, placeholders.text, Int32(placeholders.count), $0.baseAddress) }
+        } ?? PQprepare(handle, name, placeholders.text, Int32(placeholders.count), nil)
+        guard let result else { throw lostConnection(sql: sql) }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else {
             throw error(result, sql: sql, placeholders: placeholders, arguments: [])
@@ -226,10 +263,17 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         let names = (0..<count).map { String(cString: PQfname(description, Int32($0))) }
         let columnTypes = (0..<count).map { UInt32(PQftype(description, Int32($0))) }
         let parameterTypes = (0..<Int(PQnparams(description))).map { UInt32(PQparamtype(description, Int32($0))) }
-        let statement = Prepared(name: name, placeholders: placeholders, columnNames: names, columnTypes: columnTypes,
-                                 parameterTypes: parameterTypes, binary: columnTypes.allSatisfy(PostgresType.readsBinary))
-        prepared[sql] = statement
-        return statement
+        return Prepared(name: name, placeholders: placeholders, columnNames: names, columnTypes: columnTypes,
+                        parameterTypes: parameterTypes, binary: columnTypes.allSatisfy(PostgresType.readsBinary))
+    }
+
+    /// At `cacheLimit` statements, this connection's are deallocated on the server (its own names
+    /// only: statements a user PREPAREd stay) and forgotten; never inside a failed transaction.
+    private func evictIfFull() throws {
+        guard prepared.count >= Self.cacheLimit, PQtransactionStatus(handle) != PQTRANS_INERROR else { return }
+        let names = Set(prepared.values.map(\.name))
+        try execute(script: names.map { "DEALLOCATE \($0)" }.joined(separator: "; "))
+        prepared.removeAll()
     }
 
     /// Prepared statements kept per connection.
@@ -271,11 +315,20 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
 
     /// The first error of the transaction now open, when it aborted it (PostgreSQL then refuses
     /// every statement until the transaction or the savepoint rolls back).
-    private var abortedBy: String?
+    private var abortedBy: String? {
+        didSet { if abortedBy == nil { abortedState = nil } }
+    }
+    /// The SQLSTATE of that error.
+    private var abortedState: String?
 
     /// COMMIT or RELEASE of a transaction an error aborted would quietly roll back: refused, naming the error.
     private func refuseCommitOfAbortedTransaction(_ sql: String) throws {
         guard sql == "COMMIT" || sql.hasPrefix("RELEASE "), PQtransactionStatus(handle) == PQTRANS_INERROR else { return }
+        if let abortedState, abortedState == "40001" || abortedState == "40P01" {
+            // A conflict the body caught: still a conflict, so `tx(retryOnConflict:)` reruns it.
+            throw DicRecordError(.conflict, "the transaction was aborted by a conflict\(abortedBy.map { " (\($0))" } ?? ""); nothing of it was committed",
+                                 sql: sql, configName: configName)
+        }
         throw DatabaseError(resultCode: 1,
             message: "the transaction was aborted by an earlier error\(abortedBy.map { " (\($0))" } ?? ""); nothing of it can be committed — catch errors inside a nested tx (a savepoint) to go on after them",
             sql: sql, configName: configName, sqlState: "25P02")
@@ -308,6 +361,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
             message += " (the error that aborted it: \(abortedBy))"
         } else if PQtransactionStatus(handle) == PQTRANS_INERROR, abortedBy == nil {
             abortedBy = "\(message) [SQLSTATE \(state)]"
+            abortedState = state
         }
         switch state {
         case "40001", "40P01":

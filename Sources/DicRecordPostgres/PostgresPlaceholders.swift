@@ -41,6 +41,7 @@ struct PostgresPlaceholders: Sendable, Equatable {
         var names: [String] = []
         var sawPositional = false
         var sawNamed = false
+        var brackets = 0          // depth of [ ]: a colon inside is an array slice
         var shifts: [(rewritten: Int, original: Int, rewrittenEnd: Int, originalEnd: Int)] = []
         func isIdent(_ c: UInt8) -> Bool {
             (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x5F || c >= 0x80
@@ -116,18 +117,25 @@ struct PostgresPlaceholders: Sendable, Equatable {
                 next = max(next, number)
                 sawPositional = true
                 let start = out.count
+                // `$` continues a PostgreSQL identifier: `and?` must not become `and$1`.
+                if let last = out.last, isIdent(last) || last == UInt8(ascii: "$") { append(" ") }
                 append("$\(number)")
                 shifts.append((start, i, out.count, k))
                 i = k
-            // `:name`, unless it follows a name, a number or `]` with no space (an array slice, `a[lo:hi]`).
-            case UInt8(ascii: ":") where i + 1 < bytes.count && isIdent(bytes[i + 1]) && !(bytes[i + 1] >= 0x30 && bytes[i + 1] <= 0x39)
-                && (i == 0 || (bytes[i - 1] != UInt8(ascii: ":") && !isIdent(bytes[i - 1]) && bytes[i - 1] != UInt8(ascii: "]"))):
+            case UInt8(ascii: "["), UInt8(ascii: "]"):
+                brackets += c == UInt8(ascii: "[") ? 1 : (brackets > 0 ? -1 : 0)
+                out.append(c)
+                i += 1
+            // `:name`, except inside brackets (an array slice: `a[lo:hi]`, `a[:hi]`).
+            case UInt8(ascii: ":") where brackets == 0 && i + 1 < bytes.count && isIdent(bytes[i + 1]) && !(bytes[i + 1] >= 0x30 && bytes[i + 1] <= 0x39)
+                && (i == 0 || bytes[i - 1] != UInt8(ascii: ":")):
                 var k = i + 1
                 while k < bytes.count && isIdent(bytes[k]) { k += 1 }
                 let name = String(decoding: bytes[(i + 1)..<k], as: UTF8.self)
                 let index = names.firstIndex(of: name) ?? { names.append(name); return names.count - 1 }()
                 sawNamed = true
                 let start = out.count
+                if let last = out.last, isIdent(last) || last == UInt8(ascii: "$") { append(" ") }
                 append("$\(index + 1)")
                 shifts.append((start, i, out.count, k))
                 i = k

@@ -18,7 +18,9 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
     /// Every connection's session settings: a lock waits at most the busy timeout (then `.busy`,
     /// as on SQLite), and a readonly context's transactions are read-only.
     private var settings: [String] {
-        var settings = ["SET lock_timeout = \(max(1, Int(options.busyTimeout * 1000)))"]
+        // Milliseconds, within what the server takes (as SQLite's busy timeout is clamped).
+        let wait = options.busyTimeout.isNaN ? 5_000 : min(max(1, options.busyTimeout * 1000), Double(Int32.max))
+        var settings = ["SET lock_timeout = \(Int(wait))"]
         if options.readonly { settings.append("SET default_transaction_read_only = on") }
         return settings
     }

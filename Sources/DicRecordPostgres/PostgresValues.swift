@@ -183,15 +183,7 @@ enum PostgresValueReader {
             return nil
         }
         func elementJSON(_ raw: String, quoted: Bool) -> String? {
-            switch textValue(raw, element) {
-            case .null: return "null"
-            case .integer(let v): return element == PostgresType.bool ? (v != 0 ? "true" : "false") : String(v)
-            case .real(let d): return d.isFinite ? "\(d)" : nil
-            case .text(let s):
-                if element == PostgresType.json || element == PostgresType.jsonb || element == PostgresType.numeric { return s }
-                return jsonString(s)
-            case .blob(let data): return jsonString(data.base64EncodedString())
-            }
+            Self.elementJSON(textValue(raw, element), element: element)
         }
         let json = parse()
         return i == bytes.count ? json : nil
@@ -288,15 +280,7 @@ enum PostgresValueReader {
             let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Int(length))])
             offset += Int(length)
             guard let value = binary(slice, type: element) else { return nil }
-            switch value {
-            case .null: return "null"
-            case .integer(let v): return element == PostgresType.bool ? (v != 0 ? "true" : "false") : String(v)
-            case .real(let d): return d.isFinite ? "\(d)" : nil
-            case .text(let s):
-                if element == PostgresType.json || element == PostgresType.jsonb || element == PostgresType.numeric { return s }
-                return jsonString(s)
-            case .blob(let data): return jsonString(data.base64EncodedString())
-            }
+            return Self.elementJSON(value, element: element)
         }
         func level(_ d: Int) -> String? {
             var parts: [String] = []
@@ -309,20 +293,25 @@ enum PostgresValueReader {
         return level(0)
     }
 
-    private static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
+    /// One array element as JSON: numbers and booleans bare, JSON as it is, anything else (text,
+    /// numeric NaN, infinities, bytes in base64) as a JSON string, so the array always parses.
+    private static func elementJSON(_ value: DatabaseValue, element: UInt32) -> String {
+        switch value {
+        case .null: return "null"
+        case .integer(let v): return element == PostgresType.bool ? (v != 0 ? "true" : "false") : String(v)
+        case .real(let d): return d.isFinite ? "\(d)" : jsonString(d > 0 ? "Infinity" : "-Infinity")
+        case .text(let s):
+            if element == PostgresType.json || element == PostgresType.jsonb { return s }
+            if element == PostgresType.numeric, Double(s)?.isFinite == true { return s }
+            return jsonString(s)
+        case .blob(let data): return jsonString(data.base64EncodedString())
         }
-        return out + "\""
+    }
+
+    private static func jsonString(_ s: String) -> String {
+        var out = ""
+        JSONText.appendString(s, to: &out)
+        return out
     }
 }
 
@@ -353,6 +342,14 @@ struct PostgresParameter {
             guard let micros = Int64(exactly: value) else { throw refuse("\(seconds) seconds since 1970 is out of range for a PostgreSQL timestamp") }
             return binary(micros)
         }
+        func days(_ seconds: Double) throws -> [UInt8] {
+            if seconds.isInfinite { return binary(seconds > 0 ? Int32.max : Int32.min) }
+            let days = (seconds - 946_684_800) / 86_400
+            guard days == days.rounded(), let whole = Int32(exactly: days) else {
+                throw refuse("\(seconds) seconds since 1970 is not midnight UTC of a day, for a PostgreSQL date")
+            }
+            return binary(whole)
+        }
         func text(_ string: String) { bytes = Array(string.utf8); self.binary = false }
         bytes = nil
         self.binary = true
@@ -369,6 +366,7 @@ struct PostgresParameter {
                 guard let d = Double(exactly: v) else { throw refuse("\(v) has no exact double precision value") }
                 bytes = binary(d.bitPattern)
             case PostgresType.timestamp, PostgresType.timestamptz: bytes = try micros(Double(v))
+            case PostgresType.date: bytes = try days(Double(v))
             case PostgresType.bytea: throw refuse("an INTEGER for a bytea parameter")
             default: text(String(v))   // numeric, text, oid, … and untyped: the server parses it
             }
@@ -378,6 +376,7 @@ struct PostgresParameter {
             case PostgresType.float8: bytes = binary(d.bitPattern)
             case PostgresType.timestamp, PostgresType.timestamptz:
                 if d.isInfinite { bytes = binary(d > 0 ? Int64.max : Int64.min) } else { bytes = try micros(d) }
+            case PostgresType.date: bytes = try days(d)
             case PostgresType.int8, PostgresType.int4, PostgresType.int2:
                 guard let v = Int64(exactly: d) else { throw refuse("\(d) is not a whole number, for an integer parameter") }
                 switch type {

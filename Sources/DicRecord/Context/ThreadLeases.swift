@@ -1,11 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The connections the current thread holds, per pool. This is how a call made inside a
 /// `tx` closure, an `each` callback or any nested library call finds the connection its caller
@@ -22,25 +15,14 @@ final class ThreadLeases {
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        #if canImport(Darwin)
-        pthread_key_create(&key) { Unmanaged<ThreadLeases>.fromOpaque($0).release() }
-        #else
-        pthread_key_create(&key) { pointer in
-            if let pointer { Unmanaged<ThreadLeases>.fromOpaque(pointer).release() }
-        }
-        #endif
-        return key
-    }()
+    private static let slot = ThreadSlot<ThreadLeases>()
 
     /// This thread's leases, created on first use and released when the thread ends.
     static var current: ThreadLeases {
-        if let pointer = pthread_getspecific(key) {
-            return Unmanaged<ThreadLeases>.fromOpaque(pointer).takeUnretainedValue()
-        }
+        let box = slot.current
+        if let leases = box.value { return leases }
         let leases = ThreadLeases()
-        pthread_setspecific(key, Unmanaged.passRetained(leases).toOpaque())
+        box.value = leases
         return leases
     }
 }

@@ -101,8 +101,9 @@ public struct Db: Sendable {
         case .write:
             // A readonly context has no writer: let SQLite judge the statement (a PRAGMA that
             // only reads runs; a typo gets SQLite's own syntax error, not "readonly").
-            guard try context().options.readonly else { return try context().sqlitePool().write(body) }
-            return try reading { try $0.isReadOnly(sql) } ? try reading(body) : try writing(body)
+            let pool = try context().sqlitePool()
+            guard try context().options.readonly else { return try pool.write(body) }
+            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
         case .ask:
             let pool = try context().sqlitePool()
             return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)

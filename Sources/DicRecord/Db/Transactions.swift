@@ -37,6 +37,7 @@ extension Db {
         guard retries >= 0 else {
             throw DicRecordError(.invalidArgument, "retryOnConflict must not be negative (got \(retries))", configName: configName)
         }
+        let ownConfig = try context().configName
         var attempt = 0
         while true {
             var outermost = false
@@ -45,7 +46,9 @@ extension Db {
                     outermost = try db.isOutermostTransaction()
                     return try body(db)
                 }
-            } catch let error as DicRecordError where error.kind == .conflict && outermost && attempt < retries {
+            } catch let error as DicRecordError where error.kind == .conflict && outermost && attempt < retries
+                        && error.configName.map({ $0.caseInsensitiveCompare(ownConfig) == .orderedSame }) == true {
+                // Only this config's conflicts: another config's belongs to its own transaction.
                 attempt += 1
             }
         }

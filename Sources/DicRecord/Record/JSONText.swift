@@ -3,8 +3,8 @@ import Foundation
 /// A small JSON reader and writer that keeps the order of object keys (Foundation's does not).
 /// The package's one JSON parser: `Record(json:)` reads one object with it, `JSONRow.rows(json:)`
 /// an array of objects as stored values (and the `dicrecord` tool's `import` reads through that).
-enum JSONText {
-    static func appendString(_ s: String, to out: inout String) {
+package enum JSONText {
+    package static func appendString(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -99,7 +99,8 @@ public struct DatabaseError: Error, Sendable, CustomStringConvertible {
     /// print(error)   // SQLite error 2067 (constraint failed): UNIQUE constraint failed: …; SQL: …
     /// ```
     public var description: String {
-        var text = "SQLite error \(extendedResultCode) (\(codeName)): \(message)"
+        var text = sqlState.map { "PostgreSQL error \($0) (SQLite's nearest: \(extendedResultCode), \(codeName)): \(message)" }
+            ?? "SQLite error \(extendedResultCode) (\(codeName)): \(message)"
         if let sql { text += "; SQL: \(sql)" }
         if let errorOffset { text += " (at offset \(errorOffset))" }
         if !arguments.isEmpty { text += "; arguments: [\(arguments.map(\.description).joined(separator: ", "))]" }

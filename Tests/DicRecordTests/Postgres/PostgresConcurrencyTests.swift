@@ -174,4 +174,34 @@ import Testing
             #expect(error.description.contains("PostgreSQL"))
         }
     }
+
+    @Test func aReadonlyContextReadsEvenWhatLooksLikeAWrite() throws {
+        var options = DbContext.Options()
+        options.readonly = true
+        try withPostgres(options: options) { db, schema in
+            try PostgresServer.withAdmin { try $0.execute(script: "create table \(schema).t (n bigint); insert into \(schema).t values (7)") }
+            #expect(try db.find("-- a comment first\nselect n from t").count == 1)
+            let refused = try #require(throws: DatabaseError.self) { try db.update("insert into t values (8)") }
+            #expect(refused.sqlState == "25006")   // read_only_sql_transaction
+        }
+    }
+
+    @Test func aConflictTheBodyCaughtStillRetries() throws {
+        try withPostgres(settings: ["default_transaction_isolation=serializable"]) { db, schema in
+            try db.update("create table counter (id bigint primary key, n bigint not null)")
+            try db.update("insert into counter values (1, 0)")
+            var runs = 0
+            try db.tx(retryOnConflict: 3) { db in
+                runs += 1
+                _ = try db.queryInt("select n from counter where id = 1")
+                if runs == 1 {
+                    _ = try PostgresServer.withAdmin { try $0.run("update \(schema).counter set n = n + 100 where id = 1", .positional([])) }
+                }
+                _ = try? db.update("update counter set n = n + 1 where id = 1")   // the conflict, swallowed
+                return true
+            }
+            #expect(runs == 2)
+            #expect(try db.queryInt("select n from counter where id = 1") == 101)
+        }
+    }
 }

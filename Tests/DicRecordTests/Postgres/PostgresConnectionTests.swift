@@ -197,10 +197,34 @@ import Testing
         #expect(try c.rows("select small from n") == [[.integer(7)]])
     }
 
-    @Test func arraySlicesAreNotNamedParameters() throws {
+    @Test func arraySlicesAreNotNamedParametersButNamesAfterAWordAre() throws {
         let s = try PostgresServer.scratch()
         defer { s.finish() }
-        #expect(try s.connection.rows("select (array[1,2,3])[2:3], ?::int", .positional([.integer(5)])) == [[.text("[2,3]"), .integer(5)]])
+        #expect(try s.connection.rows("select (array[1,2,3])[2:3], (array[1,2,3])[:2], ?::int", .positional([.integer(5)]))
+                == [[.text("[2,3]"), .text("[1,2]"), .integer(5)]])
+        #expect(try s.connection.rows("select 2 between :lo and:hi", .named(["lo": .integer(1), "hi": .integer(3)])) == [[.integer(1)]])
+    }
+
+    @Test func parametersTheSQLGivesNoTypeTakeTheArgumentsTypeEvenInsideATransaction() throws {
+        let s = try PostgresServer.scratch()
+        defer { s.finish() }
+        let c = s.connection
+        try c.execute(script: "CREATE TABLE t (id bigint); INSERT INTO t VALUES (1), (2); BEGIN")
+        #expect(try c.rows("select ? + ?", .positional([.integer(2), .integer(3)])) == [[.integer(5)]])
+        #expect(try c.rows("select count(*) from t where ? is null or id = ?", .positional([.integer(2), .integer(2)])) == [[.integer(1)]])
+        #expect(try c.rows("select count(*) from t") == [[.integer(2)]])   // the transaction goes on
+        try c.execute(script: "COMMIT")
+    }
+
+    @Test func datesBindToDateColumnsAsWholeDays() throws {
+        let s = try PostgresServer.scratch()
+        defer { s.finish() }
+        let c = s.connection
+        try c.execute(script: "CREATE TABLE h (day date)")
+        try c.run("insert into h values (?)", .positional([.real(1_704_067_200)]))   // 2024-01-01
+        #expect(try c.rows("select day::text, day from h") == [[.text("2024-01-01"), .real(1_704_067_200)]])
+        let partial = try #require(throws: DicRecordError.self) { try c.run("insert into h values (?)", .positional([.real(1_704_067_201)])) }
+        #expect(partial.description.contains("not midnight"))
     }
 
     @Test(arguments: Engine.available) func aTransactionAnErrorAbortedThrowsAtCommitAndKeepsNothing(engine: Engine) throws {
