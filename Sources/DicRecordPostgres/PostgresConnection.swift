@@ -37,6 +37,8 @@ public struct PostgresTarget: Sendable, CustomStringConvertible {
 /// lends it out), which is what libpq asks of a `PGconn`.
 final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one thread at a time, by the pool's lending
     package let configName: String
+    /// Where executed statements are reported (`showSql`, `Options.onSql`), as on SQLite.
+    private let tracer: SqlTracer?
     private let handle: OpaquePointer
     private var prepared: [String: Prepared] = [:]
     private var nextName = 0
@@ -76,8 +78,9 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// Opens a connection; throws, naming the host and port, when the server cannot be reached
     /// within `connectTimeout` seconds or refuses the login.
     /// `settings`: `SET` statements run on the new connection (the pool's: lock timeout, read-only).
-    init(_ target: PostgresTarget, configName: String, connectTimeout: Int = 10, settings: [String] = []) throws {
+    init(_ target: PostgresTarget, configName: String, connectTimeout: Int = 10, settings: [String] = [], tracer: SqlTracer? = nil) throws {
         self.configName = configName
+        self.tracer = tracer
         var keywords = target.keywords
         keywords.append(("connect_timeout", String(max(1, connectTimeout))))
         keywords.append(("client_encoding", "UTF8"))
@@ -144,8 +147,10 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         let parameters = try values.enumerated().map { index, value in
             try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
         }
+        let start = tracer?.isEnabled == true ? ContinuousClock.now : nil
         let result = try execute(statement, parameters, sql: sql, arguments: values)
         defer { PQclear(result) }
+        if let start, let tracer { tracer.record(sql: sql, arguments: values, configName: configName, duration: .now - start) }
         if sql == "COMMIT", String(cString: PQcmdStatus(result)) == "ROLLBACK" {
             // The server turned the COMMIT into a rollback: say so, never report it committed.
             throw DatabaseError(resultCode: 1, message: "COMMIT rolled back: the transaction had failed\(abortedBy.map { " (\($0))" } ?? ""); nothing of it was committed",

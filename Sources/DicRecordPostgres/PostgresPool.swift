@@ -11,6 +11,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
     let dialect = EngineDialect(returnsGeneratedKeys: true)
     private let target: PostgresTarget
     private let options: DbContext.Options
+    private let tracer: SqlTracer?
     private let gate = NSCondition()
     private var idle: [PostgresConnection] = []   // guarded by gate
     private var open = 0                           // guarded by gate
@@ -27,12 +28,13 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
     /// The connection each thread holds, per pool.
     private static let held = ThreadSlot<[ObjectIdentifier: PostgresConnection]>()
 
-    init(target: PostgresTarget, configName: String, options: DbContext.Options) throws {
+    init(target: PostgresTarget, configName: String, options: DbContext.Options, tracer: SqlTracer? = nil) throws {
         self.target = target
+        self.tracer = tracer
         self.configName = configName
         self.options = options
         // Connect once now: a server that is down fails `start()`, naming host and port.
-        let first = try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings)
+        let first = try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer)
         idle = [first]
         open = 1
     }
@@ -87,7 +89,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
                 open += 1
                 gate.unlock()
                 do {
-                    return try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings)
+                    return try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer)
                 } catch {
                     gate.lock()
                     open -= 1
@@ -154,8 +156,8 @@ extension DbContext {
     }
 
     private convenience init(target: PostgresTarget, configName: String, options: Options) throws {
-        let factory = EngineFactory(description: "PostgreSQL \(target)") { configName, options, _ in
-            try PostgresPool(target: target, configName: configName, options: options)
+        let factory = EngineFactory(description: "PostgreSQL \(target)") { configName, options, _, tracer in
+            try PostgresPool(target: target, configName: configName, options: options, tracer: tracer)
         }
         try self.init(engine: factory, configName: configName, options: options)
     }

@@ -151,4 +151,17 @@ import DicRecordPostgres
         #expect(try await db.db.queryInt("select sum(n) from t") == 6)
         #expect(try await db.db.find("select n from t order by n").count == 3)
     }
+
+    @Test(arguments: Engine.available) func onSqlSeesTheStatementsThatRan(engine: Engine) throws {
+        let seen = SqlLog()
+        var options = DbContext.Options()
+        options.onSql = { seen.append($0.sql) }
+        try engine.run(options: options) { db in
+            try db.update("create table t (n bigint)")
+            try db.update("insert into t values (?)", 1)
+            _ = try db.find("select n from t where n = ?", 1)
+        }
+        #expect(seen.statements.contains("insert into t values (?)"))
+        #expect(seen.statements.contains("select n from t where n = ?"))
+    }
 }

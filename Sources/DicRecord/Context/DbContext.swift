@@ -223,7 +223,7 @@ public final class DbContext: Sendable {
         do {
             // Opened outside the lock: an onOpen hook may ask this context questions.
             if let engine {
-                let external = try engine.open(configName, options, converters)
+                let external = try engine.open(configName, options, converters, tracer)
                 running.withLock { $0 = Running(pool: nil, external: external, contexts: contexts) }
             } else {
                 let pool = try openPool()

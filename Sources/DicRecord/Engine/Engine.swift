@@ -56,9 +56,10 @@ package protocol EnginePool: AnyObject, Sendable {
 package struct EngineFactory: Sendable {
     /// The engine's name and where it connects, for messages (`PostgreSQL postgresql://…`).
     package let description: String
-    package let open: @Sendable (_ configName: String, _ options: DbContext.Options, _ registry: Converters) throws -> any EnginePool
+    /// Opens the pool; `tracer` is the context's (`showSql`, `Options.onSql`): statements are reported to it.
+    package let open: @Sendable (_ configName: String, _ options: DbContext.Options, _ registry: Converters, _ tracer: SqlTracer) throws -> any EnginePool
 
-    package init(description: String, open: @escaping @Sendable (String, DbContext.Options, Converters) throws -> any EnginePool) {
+    package init(description: String, open: @escaping @Sendable (String, DbContext.Options, Converters, SqlTracer) throws -> any EnginePool) {
         self.description = description
         self.open = open
     }

@@ -40,7 +40,7 @@ public struct SqlTrace: Sendable, CustomStringConvertible {
 }
 
 /// Where executed SQL goes: swift-log when `showSql` is on, and the context's `onSql` observer.
-final class SqlTracer: Sendable {
+package final class SqlTracer: Sendable {
     private let showSqlFlag = Atomic<Bool>(false)
     private let observer: (@Sendable (SqlTrace) -> Void)?
     private let logger: Logger
@@ -60,9 +60,9 @@ final class SqlTracer: Sendable {
 
     /// Whether statements need timing and describing at all.
     @inline(__always)
-    var isEnabled: Bool { observer != nil || showSqlFlag.load(ordering: .relaxed) }
+    package var isEnabled: Bool { observer != nil || showSqlFlag.load(ordering: .relaxed) }
 
-    func record(sql: String, arguments: [DatabaseValue], configName: String, duration: Duration) {
+    package func record(sql: String, arguments: [DatabaseValue], configName: String, duration: Duration) {
         let trace = SqlTrace(sql: sql, arguments: arguments, duration: duration, configName: configName)
         if showSql {
             // The message is passed as a value, never as a format string: '%' in SQL is safe.
