@@ -48,6 +48,15 @@ struct PostgresPlaceholders: Sendable, Equatable {
         }
         func copy(until end: Int) { out.append(contentsOf: bytes[i..<end]); i = end }
         func append(_ s: String) { out.append(contentsOf: s.utf8) }
+        /// Writes `$number` for the placeholder at `i`..<`end`, noting the shift for error positions.
+        func emit(_ number: Int, replacing end: Int) {
+            let start = out.count
+            // `$` continues a PostgreSQL identifier: `and?` must not become `and$1`.
+            if let last = out.last, isIdent(last) || last == UInt8(ascii: "$") { append(" ") }
+            append("$\(number)")
+            shifts.append((start, i, out.count, end))
+            i = end
+        }
         while i < bytes.count {
             let c = bytes[i]
             switch c {
@@ -116,12 +125,7 @@ struct PostgresPlaceholders: Sendable, Equatable {
                 highest = max(highest, number)
                 next = max(next, number)
                 sawPositional = true
-                let start = out.count
-                // `$` continues a PostgreSQL identifier: `and?` must not become `and$1`.
-                if let last = out.last, isIdent(last) || last == UInt8(ascii: "$") { append(" ") }
-                append("$\(number)")
-                shifts.append((start, i, out.count, k))
-                i = k
+                emit(number, replacing: k)
             case UInt8(ascii: "["), UInt8(ascii: "]"):
                 brackets += c == UInt8(ascii: "[") ? 1 : (brackets > 0 ? -1 : 0)
                 out.append(c)
@@ -134,11 +138,7 @@ struct PostgresPlaceholders: Sendable, Equatable {
                 let name = String(decoding: bytes[(i + 1)..<k], as: UTF8.self)
                 let index = names.firstIndex(of: name) ?? { names.append(name); return names.count - 1 }()
                 sawNamed = true
-                let start = out.count
-                if let last = out.last, isIdent(last) || last == UInt8(ascii: "$") { append(" ") }
-                append("$\(index + 1)")
-                shifts.append((start, i, out.count, k))
-                i = k
+                emit(index + 1, replacing: k)
             case UInt8(ascii: ":") where i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: ":"):
                 out.append(contentsOf: [c, c])   // a cast
                 i += 2
