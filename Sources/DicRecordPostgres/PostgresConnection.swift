@@ -46,7 +46,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// Depth of transaction nesting: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     package var transactionDepth = 0
     package var undoLog: AnyObject?
-    package var beginStatement: String { "BEGIN" }
+    /// `BEGIN ISOLATION LEVEL …`: the context's `Options.isolation`.
+    package let beginStatement: String
     /// Whether a transaction is open (or failed and not yet rolled back) on the server.
     package var isInTransaction: Bool {
         let status = PQtransactionStatus(handle)
@@ -59,8 +60,11 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         try run(sql, arguments, row: row)
     }
 
+    /// Reported to `showSql`/`onSql` as on SQLite; run as a script so that it runs in a failed transaction too.
     package func executeRollback(_ sql: String) throws {
+        let start = tracer?.isEnabled == true ? ContinuousClock.now : nil
         try execute(script: sql)
+        if let start, let tracer { tracer.record(sql: sql, arguments: [], configName: configName, duration: .now - start) }
     }
 
     /// A statement prepared on this connection: its server-side name and what its rows hold.
@@ -78,8 +82,10 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// Opens a connection; throws, naming the host and port, when the server cannot be reached
     /// within `connectTimeout` seconds or refuses the login.
     /// `settings`: `SET` statements run on the new connection (the pool's: lock timeout, read-only).
-    init(_ target: PostgresTarget, configName: String, connectTimeout: Int = 10, settings: [String] = [], tracer: SqlTracer? = nil) throws {
+    init(_ target: PostgresTarget, configName: String, connectTimeout: Int = 10, settings: [String] = [], tracer: SqlTracer? = nil,
+         isolation: DbContext.Isolation = .serializable) throws {
         self.configName = configName
+        self.beginStatement = "BEGIN ISOLATION LEVEL \(isolation.rawValue)"
         self.tracer = tracer
         var keywords = target.keywords
         keywords.append(("connect_timeout", String(max(1, connectTimeout))))
@@ -135,7 +141,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// Runs `sql` with `arguments` and hands each row to `row` (its values, in column order;
     /// false stops); returns the column names and the rows changed (INSERT/UPDATE/DELETE), 0 otherwise.
     @discardableResult
-    func run(_ sql: String, _ arguments: EncodedArguments, row: (([String], [DatabaseValue]) throws -> Bool)? = nil) throws -> (columns: [String], changes: Int) {
+    func run(_ sql: String, _ arguments: EncodedArguments, row: (([String], [DatabaseValue]) throws -> Bool)? = nil,
+             reprepared: Bool = false) throws -> (columns: [String], changes: Int) {
         try refuseCommitOfAbortedTransaction(sql)
         var ordered: [DatabaseValue]?
         let statement = try prepare(sql) {
@@ -148,7 +155,17 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
             try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
         }
         let start = tracer?.isEnabled == true ? ContinuousClock.now : nil
-        let result = try execute(statement, parameters, sql: sql, arguments: values)
+        let result: OpaquePointer
+        do {
+            result = try execute(statement, parameters, sql: sql, arguments: values)
+        } catch let error as DatabaseError where error.sqlState == "0A000" && !isInTransaction && !reprepared {
+            // "cached plan must not change result type": the table changed since this connection
+            // prepared the statement (`select *` after ALTER TABLE). Outside a transaction nothing
+            // was done: prepared again and run once more, as SQLite re-prepares by itself.
+            // (Inside one, the transaction is already aborted: the error goes to the caller.)
+            try forget(statement)
+            return try run(sql, arguments, row: row, reprepared: true)
+        }
         defer { PQclear(result) }
         if let start, let tracer { tracer.record(sql: sql, arguments: values, configName: configName, duration: .now - start) }
         if sql == "COMMIT", String(cString: PQcmdStatus(result)) == "ROLLBACK" {
@@ -238,13 +255,14 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         }
     }
 
-    /// The parameter type an argument declares when the SQL gives none (0: let the server decide).
+    /// The parameter type an argument declares when the SQL gives none: its storage class's (a
+    /// NULL as text, PostgreSQL's own choice for an untyped literal).
     private static func declaredType(_ value: DatabaseValue) -> UInt32 {
         switch value {
         case .integer: PostgresType.int8
         case .real: PostgresType.float8
         case .blob: PostgresType.bytea
-        case .null, .text: 0
+        case .null, .text: PostgresType.text
         }
     }
 
@@ -257,7 +275,13 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         guard let result else { throw lostConnection(sql: sql) }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else {
-            throw error(result, sql: sql, placeholders: placeholders, arguments: [])
+            let error = error(result, sql: sql, placeholders: placeholders, arguments: [])
+            if let failure = error as? DatabaseError, failure.sqlState == "42601", failure.message.contains("multiple commands") {
+                // As on SQLite: one statement per call (a trailing `;` or comment is fine).
+                throw DicRecordError(.multipleStatements, "the SQL holds more than one statement; run each separately or use batch",
+                                     sql: sql, configName: configName)
+            }
+            throw error
         }
         guard let description = PQdescribePrepared(handle, name) else { throw lostConnection(sql: sql) }
         defer { PQclear(description) }
@@ -279,6 +303,12 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         let names = Set(prepared.values.map(\.name))
         try execute(script: names.map { "DEALLOCATE \($0)" }.joined(separator: "; "))
         prepared.removeAll()
+    }
+
+    /// Drops `statement` from the cache and the server.
+    private func forget(_ statement: Prepared) throws {
+        prepared = prepared.filter { $0.value.name != statement.name }
+        try execute(script: "DEALLOCATE \(statement.name)")
     }
 
     /// Prepared statements kept per connection.

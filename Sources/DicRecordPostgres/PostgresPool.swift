@@ -8,7 +8,7 @@ import Foundation
 /// themselves; other threads take an idle connection or wait up to the busy timeout.
 final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state guarded by `gate`
     let configName: String
-    let dialect = EngineDialect(returnsGeneratedKeys: true)
+    let dialect = EngineDialect(total: { "coalesce(sum(\($0))::double precision, 0)" })
     private let target: PostgresTarget
     private let options: DbContext.Options
     private let tracer: SqlTracer?
@@ -34,7 +34,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
         self.configName = configName
         self.options = options
         // Connect once now: a server that is down fails `start()`, naming host and port.
-        let first = try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer)
+        let first = try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer, isolation: options.isolation)
         idle = [first]
         open = 1
     }
@@ -89,7 +89,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
                 open += 1
                 gate.unlock()
                 do {
-                    return try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer)
+                    return try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer, isolation: options.isolation)
                 } catch {
                     gate.lock()
                     open -= 1

@@ -18,8 +18,8 @@ final class BuilderStudent: Model {
     }
 
     private func makeStudents(_ db: Db) throws {
-        try db.update("create table students (_id integer primary key, name text unique, age integer, gender text, address text, province text)")
-        try db.update("create table student_courses (_id integer, course text)")
+        try db.update(db.ddl("create table students (_id integer primary key, name text unique, age integer, gender text, address text, province text)"))
+        try db.update(db.ddl("create table student_courses (_id integer, course text)"))
         try db.batch("insert into students (name, age, gender, address, province) values (?, ?, ?, ?, ?)", [
             ["alex", 30, "1", "BJ/CN", "bj"], ["alexa", 35, "2", "SH/CN", "sh"], ["Roger", 34, "1", "AB/CA", "ab"],
             ["lee", 17, "1", "SF/US", "ca"], ["bruce lee", 40, "1", "HK/CN", "hk"], ["Jim", 18, "1", "SF/US", "ca"],
@@ -79,8 +79,8 @@ final class BuilderStudent: Model {
 
     // MARK: ALSQLStatement: select
 
-    @Test func selectExamplesOfTheSeedRunOnARealDatabase() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func selectExamplesOfTheSeedRunOnARealDatabase(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try makeStudents(t.db)
 
             let multi = Select().from("students", "student_courses").where("students._id = student_courses._id")
@@ -89,7 +89,7 @@ final class BuilderStudent: Model {
 
             let inner = Select("name", "age").from("students").where("name".prefixLike("alex"))
             let sub = Select(SQL.count("*")).from(inner).where("age".gt(30))
-            #expect(sub.sql == "SELECT COUNT(*) FROM (SELECT name, age FROM students WHERE name LIKE ?) WHERE age > ?")
+            #expect(sub.sql == "SELECT COUNT(*) FROM (SELECT name, age FROM students WHERE name LIKE ?) AS subquery1 WHERE age > ?")
             #expect(show(sub.arguments) == ["String:alex%", "Int:30"])
             #expect(try t.db.queryFirst(sub, as: Int.self) == 1)  // alexa, 35
 
@@ -110,8 +110,13 @@ final class BuilderStudent: Model {
                 + "WHERE LOWER(gender) = ? GROUP BY province HAVING age > ? ORDER BY num DESC, province LIMIT 5 OFFSET 3")
             #expect(show(core.arguments) == ["String:1", "Int:18"])
             // Gender "1": provinces bj, ab, ca, hk; HAVING age > 18 drops ca; OFFSET 3 leaves nothing.
-            #expect(try t.db.find(core).isEmpty)
-            #expect(try t.db.find(core.offset(0)).map { $0["province"] as String? } == ["AB", "BJ", "HK"])
+            // (A bare column in HAVING is SQLite's leniency; PostgreSQL refuses it, naming the column.)
+            if engine == .sqlite {
+                #expect(try t.db.find(core).isEmpty)
+                #expect(try t.db.find(core.offset(0)).map { $0["province"] as String? } == ["AB", "BJ", "HK"])
+            } else {
+                #expect(throws: DatabaseError.self) { try t.db.find(core) }
+            }
         }
     }
 
@@ -176,8 +181,8 @@ final class BuilderStudent: Model {
 
     // MARK: Quoting, binding, edge cases
 
-    @Test func keywordsAndOddNamesAreQuotedPlainNamesAreNot() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func keywordsAndOddNamesAreQuotedPlainNamesAreNot(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try t.db.update(#"create table "order" ("index" integer, "group" text, "my col" text, plain text)"#)
             let insert = Insert(into: "order").values(["index": 1, "group": "a", "my col": "x", "plain": "p"])
             #expect(insert.sql == #"INSERT INTO "order" ("group", "index", "my col", plain) VALUES (?, ?, ?, ?)"#)
@@ -193,8 +198,8 @@ final class BuilderStudent: Model {
         }
     }
 
-    @Test func valuesWithQuotesAndCommentsAreBoundNeverSpliced() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func valuesWithQuotesAndCommentsAreBoundNeverSpliced(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try makeStudents(t.db)
             let hostile = "x' OR 1=1 -- \"; drop table students; --"
             let query = Select().from("students").where("name".eq(hostile))
@@ -209,22 +214,22 @@ final class BuilderStudent: Model {
         }
     }
 
-    @Test func anEmptyInListMatchesNothingAndNotInEverything() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func anEmptyInListMatchesNothingAndNotInEverything(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try makeStudents(t.db)
             let none = Select().from("students").where("age".in([]))
-            #expect(none.sql == "SELECT * FROM students WHERE age IN ()")
+            #expect(none.sql == "SELECT * FROM students WHERE 1 = 0")
             #expect(try t.db.find(none).isEmpty)
             #expect(try t.db.find(Select().from("students").where("age".notIn([]))).count == 6)
             #expect(try t.db.update(Delete(from: "students").where("_id".in([]))) == 0)
         }
     }
 
-    @Test func offsetWithoutLimitAndDistinct() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func offsetWithoutLimitAndDistinct(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try makeStudents(t.db)
             let query = Select("gender").distinct().from("students").orderBy("gender").offset(1)
-            #expect(query.sql == "SELECT DISTINCT gender FROM students ORDER BY gender LIMIT -1 OFFSET 1")
+            #expect(query.sql == "SELECT DISTINCT gender FROM students ORDER BY gender LIMIT 9223372036854775807 OFFSET 1")
             #expect(try t.db.query(query, as: String.self) == ["2"])
             let joined = Select("students.name", "student_courses.course").from("students")
                 .join("student_courses", on: "students._id = student_courses._id").where("course".eq("math")).orderBy("students._id")
@@ -236,10 +241,10 @@ final class BuilderStudent: Model {
 
     // MARK: Same rows as raw SQL
 
-    @Test func builtStatementsReturnTheSameRowsAsRawSQLOnAThousandRows() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func builtStatementsReturnTheSameRowsAsRawSQLOnAThousandRows(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             let db = t.db
-            try db.update("create table people (id integer primary key, name text, age integer, city text, score real)")
+            try db.update(db.ddl("create table people (id integer primary key, name text, age integer, city text, score real)"))
             var random = SplitMix64(seed: 42)
             let cities = ["bj", "sh", "sz", "hk", nil]
             try db.batch("insert into people (name, age, city, score) values (?, ?, ?, ?)", (0..<1000).map { i -> [DatabaseArgument] in
@@ -302,8 +307,8 @@ final class BuilderStudent: Model {
         override class var tableName: String { "student" }
     }
 
-    @Test func builderExampleRuns() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func builderExampleRuns(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             t.context.register(Student.self)
             try Db.update("insert into student (name, age) values ('alexa', 30), ('alex', 12), ('bob', 40)")
 

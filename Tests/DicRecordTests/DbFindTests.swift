@@ -13,8 +13,8 @@ import Testing
 struct DbFindTests {
     // MARK: find / findFirst / findAll
 
-    @Test func findReturnsAllMatchingRowsInOrder() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func findReturnsAllMatchingRowsInOrder(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 5)
             let rows = try t.db.find("select * from student where age > ? order by id", 2)
             #expect(rows.count == 3)
@@ -25,8 +25,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func findFirstStepsOneRowWithoutLimit() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func findFirstStepsOneRowWithoutLimit(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 3)
             t.clearLog()
             let first = try #require(try t.db.findFirst("select * from student order by id"))
@@ -56,15 +56,15 @@ struct DbFindTests {
         }
     }
 
-    @Test func findAllReadsEveryRowOfTheTable() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func findAllReadsEveryRowOfTheTable(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 4)
             t.clearLog()
             let rows = try t.db.findAll("student")
             #expect(rows.count == 4)
             #expect(Set(rows.compactMap { DbSuiteKit.int($0, "id") }) == [1, 2, 3, 4])
             #expect(DbSuiteKit.userStatements(t) == [#"SELECT * FROM "student""#])
-            try t.db.update("create table empty_table(id integer primary key)")
+            try t.db.update(t.db.ddl("create table empty_table(id integer primary key)"))
             #expect(try t.db.findAll("empty_table").isEmpty)
             // The static shortcut reads main.
             #expect(try Db.findAll("student").count == 4)
@@ -73,8 +73,8 @@ struct DbFindTests {
 
     // MARK: findById / findByIds
 
-    @Test func findByIdFindsTheRowOrNil() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func findByIdFindsTheRowOrNil(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 3)
             let two = try #require(try t.db.findById("student", 2))
             #expect(DbSuiteKit.string(two, "name") == "s2")
@@ -86,9 +86,9 @@ struct DbFindTests {
         }
     }
 
-    @Test func findByIdWithAnotherPrimaryKeyAndColumns() throws {
-        try withDatabase { t throws in
-            try t.db.update("create table country(code text primary key, name text, population integer)")
+    @Test(arguments: Engine.available) func findByIdWithAnotherPrimaryKeyAndColumns(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl("create table country(code text primary key, name text, population integer)"))
             try t.db.update("insert into country values ('FR', 'France', 68), ('DE', 'Germany', 84)")
             let de = try #require(try t.db.findById("country", "DE", primaryKey: "code"))
             #expect(DbSuiteKit.string(de, "name") == "Germany")
@@ -103,12 +103,12 @@ struct DbFindTests {
         }
     }
 
-    @Test func findByIdsWithACompositeKey() throws {
-        try withDatabase { t throws in
-            try t.db.update("""
+    @Test(arguments: Engine.available) func findByIdsWithACompositeKey(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl("""
                 create table enrollment(student_id integer, course_id integer, grade text,
                                         primary key (student_id, course_id))
-                """)
+                """))
             try t.db.batch("insert into enrollment values (?, ?, ?)", [[1, 7, "A"], [1, 8, "B"], [2, 7, "C"]])
             t.clearLog()
             let row = try #require(try t.db.findByIds("enrollment", primaryKey: "student_id, course_id", 1, 8))
@@ -125,8 +125,8 @@ struct DbFindTests {
 
     // MARK: each
 
-    @Test func eachStreamsEveryRow() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func eachStreamsEveryRow(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 50)
             var count = 0
             var ageSum = 0
@@ -143,8 +143,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func eachStopsWhenTheCallbackReturnsFalse() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func eachStopsWhenTheCallbackReturnsFalse(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 20)
             var seen: [Int] = []
             try t.db.each("select id from student order by id") { record in
@@ -171,8 +171,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func eachRecordsKeptByTheCallbackStayIntact() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func eachRecordsKeptByTheCallbackStayIntact(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 5)
             var kept: [Record] = []
             try t.db.each("select id, name from student order by id") { record in
@@ -277,8 +277,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func queriesThatWriteRunOnTheWriter() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func queriesThatWriteRunOnTheWriter(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 1)
             let inserted = try #require(try t.db.findFirst("insert into student(name, age) values ('r', 9) returning id, name"))
             #expect(DbSuiteKit.int(inserted, "id") == 2)
@@ -326,8 +326,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func nullGivesNilInSingleColumnQueries() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func nullGivesNilInSingleColumnQueries(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 3)
             #expect(try t.db.queryInt("select null") == nil)
             #expect(try t.db.queryString("select born from student where id = 1") == nil)
@@ -343,8 +343,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func moreThanOneColumnIsAnError() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func moreThanOneColumnIsAnError(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 2)
             DbSuiteKit.expectError(.multipleColumns) { _ = try t.db.queryInt("select id, age from student") }
             DbSuiteKit.expectError(.multipleColumns) { _ = try t.db.queryFirst("select * from student", as: String.self) }
@@ -356,8 +356,8 @@ struct DbFindTests {
 
     // MARK: Placeholders and argument forms
 
-    @Test func numberedPlaceholdersBindByNumber() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func numberedPlaceholdersBindByNumber(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             #expect(try t.db.queryString("select ?2 || '-' || ?1", "a", "b") == "b-a")
             #expect(try t.db.queryString("select ?1 || ?1 || ?2", "x", "y") == "xxy")
             try DbSuiteKit.makeStudents(t.db, count: 5)
@@ -387,8 +387,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func variadicArrayAndDictionaryFormsAgree() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func variadicArrayAndDictionaryFormsAgree(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 10)
             let variadic = try t.db.find("select * from student where age > ? and age < ? order by id", 3, 7)
             let array = try t.db.find("select * from student where age > ? and age < ? order by id", arguments: [3, 7])
@@ -404,8 +404,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func statementArgumentsTakeLiteralsAndWrappedValues() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func statementArgumentsTakeLiteralsAndWrappedValues(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 5)
             // Empty literals: no placeholder, no argument.
             #expect(try t.db.find("select * from student", arguments: []).count == 5)
@@ -440,8 +440,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func wrongArgumentCountIsAnError() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func wrongArgumentCountIsAnError(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 1)
             DbSuiteKit.expectError(.argumentCount) { _ = try t.db.find("select * from student where id = ? and age = ?", 1) }
             DbSuiteKit.expectError(.argumentCount) { _ = try t.db.find("select * from student where id = ?", 1, 2) }
@@ -450,9 +450,9 @@ struct DbFindTests {
         }
     }
 
-    @Test func unsupportedArgumentTypeIsAnError() throws {
+    @Test(arguments: Engine.available) func unsupportedArgumentTypeIsAnError(engine: Engine) throws {
         struct NoConverter: Sendable { let x = 1 }
-        try withDatabase { t throws in
+        try withDatabase(engine: engine) { t throws in
             let error = DbSuiteKit.expectError(.unsupportedArgument) { _ = try t.db.queryInt("select ?", NoConverter()) }
             #expect(error?.message.contains("NoConverter") == true)
         }
@@ -460,9 +460,9 @@ struct DbFindTests {
 
     // MARK: Identifiers that are keywords
 
-    @Test func keywordTableAndColumnNamesWork() throws {
-        try withDatabase { t throws in
-            try t.db.update(#"create table "order"(id integer primary key autoincrement, "index" integer, "select" text)"#)
+    @Test(arguments: Engine.available) func keywordTableAndColumnNamesWork(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl(#"create table "order"(id integer primary key autoincrement, "index" integer, "select" text)"#))
             let record = try Record(["index": 5, "select": "first"])
             #expect(try t.db.save("order", record))
             let id = try #require(DbSuiteKit.int(record, "id"))
@@ -489,8 +489,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func keywordCompositeKeyWorks() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func keywordCompositeKeyWorks(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try t.db.update(#"create table "group"("from" integer, "to" integer, "where" text, primary key ("from", "to"))"#)
             try t.db.save("group", try Record(["from": 1, "to": 2, "where": "here"]), primaryKey: "from, to")
             let row = try #require(try t.db.findByIds("group", primaryKey: "from, to", 1, 2))
@@ -568,9 +568,9 @@ struct DbFindTests {
         }
     }
 
-    @Test func cachedSingleColumnQuerySeesTheSchemaChange() throws {
-        try withDatabase { t throws in
-            try t.db.update("create table one(a integer)")
+    @Test(arguments: Engine.available) func cachedSingleColumnQuerySeesTheSchemaChange(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl("create table one(a integer)"))
             try t.db.update("insert into one values (1)")
             #expect(try t.db.query("select * from one", as: Int.self) == [1])
             try t.db.update("alter table one add column b integer")
@@ -579,8 +579,8 @@ struct DbFindTests {
         }
     }
 
-    @Test func moreThanOneStatementInOneStringIsRefused() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func moreThanOneStatementInOneStringIsRefused(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 1)
             DbSuiteKit.expectError(.multipleStatements) {
                 _ = try t.db.update("update student set age = 1; delete from student")
@@ -597,7 +597,7 @@ struct DbFindTests {
 enum DbSuiteKit {
     /// `student(id, name, age, born)` with `count` rows: name "s<i>", age i, born NULL, for i in 1...count.
     static func makeStudents(_ db: Db, count: Int) throws {
-        try db.update("create table student(id integer primary key autoincrement, name text, age integer, born real)")
+        try db.update(db.ddl("create table student(id integer primary key autoincrement, name text, age integer, born real)"))
         guard count > 0 else { return }
         try db.batch("insert into student(name, age) values (?, ?)", (1...count).map { ["s\($0)", $0] })
     }

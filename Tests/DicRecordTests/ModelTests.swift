@@ -33,8 +33,8 @@ final class Employee: Person {
 @Suite("Model")
 struct ModelTests {
     /// A database with `student` registered and 20 rows "张0"…"张19" aged 0…19.
-    private func withStudents<T>(_ body: (TestDatabase) throws -> T) throws -> T {
-        try withDatabase { t throws in
+    private func withStudents<T>(_ engine: Engine = .sqlite, _ body: (TestDatabase) throws -> T) throws -> T {
+        try withDatabase(engine: engine) { t throws in
             t.context.register(PSStudent.self)
             // Registered after start: the table is created at once.
             let rows = (0..<20).map { (i: Int) -> [DatabaseArgument] in
@@ -46,8 +46,8 @@ struct ModelTests {
         }
     }
 
-    @Test func saveSetsTheGeneratedId() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func saveSetsTheGeneratedId(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let s = PSStudent()
             s.name = "张三"
             s.age = 14
@@ -61,8 +61,8 @@ struct ModelTests {
         }
     }
 
-    @Test func updateWritesOnlyTheModifiedColumns() throws {
-        try withStudents { t throws in
+    @Test(arguments: Engine.available) func updateWritesOnlyTheModifiedColumns(engine: Engine) throws {
+        try withStudents(engine) { t throws in
             let s = try #require(try PSStudent.dao.findAll().first)
             s.name = "王五"
             t.clearLog()
@@ -78,8 +78,8 @@ struct ModelTests {
         }
     }
 
-    @Test func deleteAndDeleteById() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func deleteAndDeleteById(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let all = try PSStudent.dao.findAll()
             #expect(try all[0].delete())
             #expect(try PSStudent.dao.findById(all[0].id) == nil)
@@ -90,8 +90,8 @@ struct ModelTests {
         }
     }
 
-    @Test func findersAndConditions() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func findersAndConditions(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             #expect(try PSStudent.dao.find("select * from student where 1 = ?", 1).count == 20)
             #expect(try PSStudent.dao.find("select * from STUDENT where name like ?", "张1%").count == 11)
             #expect(try PSStudent.dao.findFirst("select * from student limit 1") != nil)
@@ -107,8 +107,8 @@ struct ModelTests {
         }
     }
 
-    @Test func daoFindersTakeArrayOrDictionaryArguments() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func daoFindersTakeArrayOrDictionaryArguments(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let byArray = try PSStudent.dao.findByCondition("age > ? and age < ?", arguments: [5, 10])
             let byName = try PSStudent.dao.findByCondition("age > :low and age < :high", arguments: ["low": 5, "high": 10])
             #expect(byArray.map { $0.age ?? -1 } == [6, 7, 8, 9])
@@ -119,8 +119,8 @@ struct ModelTests {
         }
     }
 
-    @Test func findByIdReturnsADifferentEqualInstance() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func findByIdReturnsADifferentEqualInstance(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let first = try #require(try PSStudent.dao.findAll().first)
             let again = try #require(try PSStudent.dao.findById(first.id))
             #expect(first !== again)
@@ -130,8 +130,8 @@ struct ModelTests {
         }
     }
 
-    @Test func findByIdWithLoadColumnsHasExactlyThoseColumns() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func findByIdWithLoadColumnsHasExactlyThoseColumns(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let first = try #require(try PSStudent.dao.findAll().first)
             let partial = try #require(try PSStudent.dao.findById(first.id, loadColumns: "id, name"))
             #expect(partial !== first)
@@ -142,8 +142,8 @@ struct ModelTests {
         }
     }
 
-    @Test func paginateFields() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func paginateFields(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let page = try PSStudent.dao.paginate(1, 10, "select *", "from student where 1 = ? order by id", 1)
             #expect(page.pageNumber == 1)
             #expect(page.pageSize == 10)
@@ -156,8 +156,8 @@ struct ModelTests {
         }
     }
 
-    @Test func aNumberOfSecondsAssignedToADateColumnReadsBackAsThatDate() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func aNumberOfSecondsAssignedToADateColumnReadsBackAsThatDate(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let seconds = Date().timeIntervalSince1970
             let s = PSStudent()
             s["date"] = seconds
@@ -169,8 +169,8 @@ struct ModelTests {
         }
     }
 
-    @Test func aWrongTypeThroughTheSubscriptIsAThrownErrorAtSave() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func aWrongTypeThroughTheSubscriptIsAThrownErrorAtSave(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let s = PSStudent()
             s["name"] = Data([0xff, 0xfe])
             s["age"] = 3
@@ -206,9 +206,9 @@ struct ModelTests {
         }
     }
 
-    @Test func aValueWithNoConverterIsAThrownErrorAtSave() throws {
+    @Test(arguments: Engine.available) func aValueWithNoConverterIsAThrownErrorAtSave(engine: Engine) throws {
         struct Opaque {}
-        try withStudents { _ throws in
+        try withStudents(engine) { _ throws in
             let s = PSStudent()
             s["name"] = Opaque()
             #expect(throws: ConversionError.self) { try s.save() }
@@ -246,8 +246,8 @@ struct ModelTests {
         }
     }
 
-    @Test func jsonInAndOut() throws {
-        try withStudents { _ throws in
+    @Test(arguments: Engine.available) func jsonInAndOut(engine: Engine) throws {
+        try withStudents(engine) { _ throws in
             let s = try PSStudent(json: #"{"name": "张三", "age": 14, "date": 1020873600}"#)
             #expect(s.name == "张三")
             #expect(s.age == 14)

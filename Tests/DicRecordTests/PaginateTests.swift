@@ -22,8 +22,8 @@ struct PaginateTests {
         t.statements.filter { $0.contains("LIMIT") && !$0.uppercased().hasPrefix("SELECT COUNT(*) FROM (") }
     }
 
-    @Test func twentyRowsInPagesOfTen() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func twentyRowsInPagesOfTen(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             let page1 = try t.db.paginate(1, 10, "select *", "from student order by id")
             #expect(page1.totalRow == 20)
@@ -51,8 +51,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func distinctAndGroupByCountTheirOwnRows() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func distinctAndGroupByCountTheirOwnRows(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             let distinct = try t.db.paginate(1, 3, "select distinct grp", "from student order by grp")
             #expect(distinct.totalRow == 4)
@@ -70,13 +70,13 @@ struct PaginateTests {
             #expect(having.totalRow == 2)
             #expect(Set(having.list.compactMap { DbSuiteKit.int($0, "grp") }) == [0, 3])
 
-            let sub = try t.db.paginate(1, 10, "select *", "from (select grp from student where age > ?) where grp = ?", 10, 1)
+            let sub = try t.db.paginate(1, 10, "select *", "from (select grp from student where age > ?) as sub where grp = ?", 10, 1)
             #expect(sub.totalRow == 2)   // ages 11...20 with age % 4 == 1: 13 and 17
         }
     }
 
-    @Test func trailingOrderByIsDroppedFromTheCount() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func trailingOrderByIsDroppedFromTheCount(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             t.clearLog()
             let page = try t.db.paginate(1, 5, "select *", "from student where age >= ? order by age desc", 4)
@@ -93,8 +93,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func orderByInsideAStringOrSubqueryIsNotCut() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func orderByInsideAStringOrSubqueryIsNotCut(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             try t.db.update("update student set name = 'order by x' where id = 1")
             t.clearLog()
@@ -106,8 +106,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func orderByWithAPlaceholderIsKeptAndStillBinds() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func orderByWithAPlaceholderIsKeptAndStillBinds(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             t.clearLog()
             let page = try t.db.paginate(1, 3, "select *", "from student where age > ? order by abs(age - ?), age", 2, 10)
@@ -119,8 +119,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func placeholdersInTheSelectAndTheRestBindInOrder() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func placeholdersInTheSelectAndTheRestBindInOrder(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             let page = try t.db.paginate(1, 10, "select id, ? as tag, age * ? as scaled", "from student where age <= ? order by id", "T", 100, 3)
             #expect(page.totalRow == 3)
@@ -144,8 +144,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func pagePastTheLastIsEmptyWithRealTotalsAndNoDataQuery() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func pagePastTheLastIsEmptyWithRealTotalsAndNoDataQuery(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             t.clearLog()
             let page = try t.db.paginate(5, 10, "select *", "from student order by id")
@@ -166,8 +166,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func numberedPlaceholdersWork() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func numberedPlaceholdersWork(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             let page = try t.db.paginate(1, 4, "select ?2 as tag, id", "from student where age > ?1 order by id", 15, "n")
             #expect(page.totalRow == 5)
@@ -186,7 +186,7 @@ struct PaginateTests {
                 let context = try DbContext(path: folder.appendingPathComponent("p.sqlite").path)
                 try context.start()
                 defer { context.stop() }
-                try Db.update("create table t(x)")
+                try Db.update(Db.ddl("create table t(x)"))
                 try Db.batch("insert into t values (?)", (1...20).map { [$0] })
                 let page = try Db.paginate(1, Int.max, "select *", "from t")
                 guard page.totalRow == 20, page.totalPage == 1, page.list.count == 20 else { exit(1) }
@@ -196,8 +196,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func pageNumberAndSizeBelowOneAreErrors() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func pageNumberAndSizeBelowOneAreErrors(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             t.clearLog()
             DbSuiteKit.expectError(.invalidArgument) { _ = try t.db.paginate(0, 10, "select *", "from student") }
@@ -210,8 +210,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func emptyTable() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func emptyTable(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             t.clearLog()
             let page = try t.db.paginate(1, 10, "select *", "from student")
@@ -225,8 +225,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func exactMultipleOfThePageSize() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func exactMultipleOfThePageSize(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             let page = try t.db.paginate(4, 5, "select *", "from student order by id")
             #expect(page.totalPage == 4)
@@ -238,8 +238,8 @@ struct PaginateTests {
         }
     }
 
-    @Test func countAndPageAreConsistentInsideATransaction() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func countAndPageAreConsistentInsideATransaction(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try seed(t.db)
             try t.db.tx { db in
                 try db.update("delete from student where age > 15")

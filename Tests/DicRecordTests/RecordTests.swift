@@ -7,8 +7,8 @@ import Testing
 @Suite struct RecordTests {
     /// student 1: every storage class plus a NULL; student 2: bad data for typed reads.
     private static func makeStudents(_ t: TestDatabase) throws {
-        try t.db.update("create table student(id integer primary key, name text, age integer, born real, photo blob, note text)")
-        try t.db.update("insert into student(id, name, age, born, photo, note) values (1, '张三', 14, 1020873600.5, x'010203', null)")
+        try t.db.update(t.db.ddl("create table student(id integer primary key, name text, age integer, born real, photo blob, note text)"))
+        try t.db.update("insert into student(id, name, age, born, photo, note) values (1, '张三', 14, 1020873600.5, ?, null)", Data([1, 2, 3]))
         try t.db.update("insert into student(id, name, age, born, photo, note) values (2, 'Jack', 300, -86400, null, 'abc')")
     }
 
@@ -57,8 +57,8 @@ import Testing
 
     // MARK: Reads
 
-    @Test func typedDynamicMemberReadsConvertThroughTheRegistry() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func typedDynamicMemberReadsConvertThroughTheRegistry(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select * from student where id = ?", 1))
             let id: Int? = r.id
@@ -84,8 +84,8 @@ import Testing
         }
     }
 
-    @Test func untypedReadGivesTheCurrentValue() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func untypedReadGivesTheCurrentValue(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select * from student where id = 1"))
             // Before any typed read: SQLite's values (Int64, Double, String, Data), nil for NULL.
@@ -108,8 +108,8 @@ import Testing
         }
     }
 
-    @Test func typedReadsOfNullMissingOrUnconvertibleValuesGiveNil() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func typedReadsOfNullMissingOrUnconvertibleValuesGiveNil(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r1 = try #require(try t.db.findFirst("select * from student where id = 1"))
             let r2 = try #require(try t.db.findFirst("select * from student where id = 2"))
@@ -146,8 +146,8 @@ import Testing
         }
     }
 
-    @Test func getThrowsConversionErrorNamingColumnStoredTypeAndTargetType() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func getThrowsConversionErrorNamingColumnStoredTypeAndTargetType(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r2 = try #require(try t.db.findFirst("select * from student where id = 2"))
             let error = try #require(throws: ConversionError.self) { try r2.get("note", as: Date.self) }
@@ -176,8 +176,8 @@ import Testing
         }
     }
 
-    @Test func getOfAMissingColumnThrowsMissingColumn() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func getOfAMissingColumnThrowsMissingColumn(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select id, name from student where id = 1"))
             let error = try #require(throws: DicRecordError.self) { try r.get("nope", as: String.self) }
@@ -190,8 +190,8 @@ import Testing
         }
     }
 
-    @Test func anOptionalTypedReadOfNullLeavesTheUntypedValueNil() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func anOptionalTypedReadOfNullLeavesTheUntypedValueNil(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select * from student where id = 1"))
             #expect(try r.get("note", as: String?.self) == nil)
@@ -208,8 +208,8 @@ import Testing
 
     // MARK: Writes
 
-    @Test func writesMarkColumnsModifiedAndReadsNever() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func writesMarkColumnsModifiedAndReadsNever(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select * from student where id = 1"))
             #expect(r.modifiedColumns.isEmpty)
@@ -248,8 +248,8 @@ import Testing
         }
     }
 
-    @Test func removeKeepAndClear() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func removeKeepAndClear(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select * from student where id = 1"))
             r.age = 15
@@ -285,8 +285,8 @@ import Testing
 
     // MARK: Output
 
-    @Test func toDictionaryHoldsEveryColumnWithItsCurrentValue() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func toDictionaryHoldsEveryColumnWithItsCurrentValue(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select * from student where id = 1"))
             let _: Date? = r.born
@@ -303,8 +303,8 @@ import Testing
         }
     }
 
-    @Test func toJSONKeepsOrderAndFormatsDatesDataNullAndEscapes() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func toJSONKeepsOrderAndFormatsDatesDataNullAndEscapes(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             let r = try Record([
                 "zeta": 1,
                 "name": "张三 \"q\" \\ /\n\t\u{1}",
@@ -377,7 +377,7 @@ import Testing
             let address = try JSONDecoder().decode(Address.self, from: Data((r.addr as? String ?? "").utf8))
             #expect(address == Address(city: "北京", zip: "100000"))
             // And it can be saved as it is.
-            try t.db.update("create table person(id integer primary key, name, age, born, score, big, neg, ok, no, none, tags, addr, esc)")
+            try t.db.update(t.db.ddl("create table person(id integer primary key, name, age, born, score, big, neg, ok, no, none, tags, addr, esc)"))
             #expect(try t.db.save("person", r))
             #expect(try t.db.queryString("select json_extract(addr, '$.city') from person") == "北京")
             #expect(try t.db.queryString("select typeof(big) || typeof(age) || typeof(none) from person") == "realintegernull")
@@ -418,9 +418,9 @@ import Testing
         }
     }
 
-    @Test func recordToJSONToRecordRoundTrips() throws {
-        try withDatabase { t in
-            try t.db.update("create table t(id integer primary key, name text, score real, note text, big integer, born real)")
+    @Test(arguments: Engine.available) func recordToJSONToRecordRoundTrips(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
+            try t.db.update(t.db.ddl("create table t(id integer primary key, name text, score real, note text, big integer, born real)"))
             try t.db.update("insert into t values (1, ?, 95.25, null, ?, 1020873600.123)",
                             "张三 \"quoted\" \\ tab\t newline\n 😀 \u{1}", Int64.max)
             let r = try #require(try t.db.findFirst(#"select id, name, score, note, big, 1e-7 as "tiny ""q"" \" from t"#))
@@ -485,12 +485,12 @@ import Testing
         var name: Int
     }
 
-    @Test func decodeIntoADecodableStruct() throws {
-        try withDatabase { t in
-            try t.db.update("""
+    @Test(arguments: Engine.available) func decodeIntoADecodableStruct(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
+            try t.db.update(t.db.ddl("""
                 create table person(id integer primary key, name text, born real, homepage text, active integer,
                                     nickname text, score real, address text, tags text)
-                """)
+                """))
             try t.db.update("insert into person values (1, '张三', 1020873600.25, 'https://example.com/张?x=1', 1, null, null, ?, ?)",
                             #"{"city":"北京","zip":"100000"}"#, #"["a","b"]"#)
             try t.db.update("insert into person values (2, 'Jo', -86400, 'https://example.org', 0, 'jojo', 9.5, ?, '[]')",
@@ -539,8 +539,8 @@ import Testing
 
     // MARK: Equatable and description
 
-    @Test func aRowEqualsTheSameRowFetchedAgainAndDiffersAfterAChange() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func aRowEqualsTheSameRowFetchedAgainAndDiffersAfterAChange(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let a = try #require(try t.db.findFirst("select * from student where id = 1"))
             let b = try #require(try t.db.findFirst("select * from student where id = 1"))
@@ -577,8 +577,8 @@ import Testing
 
     // MARK: Threads
 
-    @Test func aRecordReadAndWrittenFromEightThreadsStaysConsistent() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func aRecordReadAndWrittenFromEightThreadsStaysConsistent(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             try Self.makeStudents(t)
             let r = try #require(try t.db.findFirst("select * from student where id = 1"))
             let failures = Failures()
@@ -619,8 +619,8 @@ import Testing
         }
     }
 
-    @Test func aTypedReadByNameNeverReturnsAnotherColumnWhileColumnsMove() throws {
-        try withDatabase { t in
+    @Test(arguments: Engine.available) func aTypedReadByNameNeverReturnsAnotherColumnWhileColumnsMove(engine: Engine) throws {
+        try withDatabase(engine: engine) { t in
             let r = try #require(try t.db.findFirst("select 'A' as a, 'B' as b"))
             let wrong = Failures()
             // Both threads run for the same second, so that reads really overlap the moves.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DicRecord
+import DicRecordPostgres
 
 /// A fresh database for one test: a temporary folder, an isolated context registry (so tests
 /// running in parallel never share "main"), and a context named "main" started in it. Every
@@ -8,14 +9,19 @@ import Testing
 final class TestDatabase: Sendable {
     let folder: URL
     let context: DbContext
+    let engine: Engine
     private let log = SqlLog()
+    /// The PostgreSQL schema of its own (dropped after), for an engine's database.
+    private let scratch: PostgresServer.Scratch?
 
     var path: String { context.path }
     var db: Db { Db.use(context.configName) }
     var statements: [String] { log.statements }
 
-    init(configName: String = "main", options: DbContext.Options = DbContext.Options(), inMemory: Bool = false) throws {
+    init(configName: String = "main", options: DbContext.Options = DbContext.Options(), inMemory: Bool = false,
+         engine: Engine = .sqlite) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-tests-\(UUID().uuidString)")
+        self.engine = engine
         var options = options
         let log = self.log
         let previous = options.onSql
@@ -23,10 +29,25 @@ final class TestDatabase: Sendable {
             log.append(trace.sql)
             previous?(trace)
         }
-        context = inMemory
-            ? try DbContext.inMemory(configName: configName, options: options)
-            : try DbContext(path: folder.appendingPathComponent("db/test.sqlite").path, configName: configName, options: options)
+        switch engine {
+        case .sqlite:
+            scratch = nil
+            context = inMemory
+                ? try DbContext.inMemory(configName: configName, options: options)
+                : try DbContext(path: folder.appendingPathComponent("db/test.sqlite").path, configName: configName, options: options)
+        case .postgres:
+            let scratch = try PostgresServer.scratch()
+            self.scratch = scratch
+            do {
+                context = try DbContext(postgres: PostgresServer.url(searchPath: scratch.schema) ?? "", configName: configName, options: options)
+            } catch {
+                scratch.finish()
+                throw error
+            }
+        }
     }
+
+    deinit { scratch?.finish() }
 
     /// Runs `body` inside an isolated registry with the context started, then stops it and
     /// removes the folder.
@@ -46,8 +67,8 @@ final class TestDatabase: Sendable {
 
 /// Convenience: `try withDatabase { t in ... }`.
 func withDatabase<T>(configName: String = "main", options: DbContext.Options = DbContext.Options(), inMemory: Bool = false,
-                     _ body: (TestDatabase) throws -> T) throws -> T {
-    try TestDatabase(configName: configName, options: options, inMemory: inMemory).run(body)
+                     engine: Engine = .sqlite, _ body: (TestDatabase) throws -> T) throws -> T {
+    try TestDatabase(configName: configName, options: options, inMemory: inMemory, engine: engine).run(body)
 }
 
 final class SqlLog: @unchecked Sendable {
@@ -74,8 +95,8 @@ extension TestDatabase {
 
 /// The async form of `withDatabase`.
 func withDatabase<T>(configName: String = "main", options: DbContext.Options = DbContext.Options(), inMemory: Bool = false,
-                     _ body: (TestDatabase) async throws -> T) async throws -> T {
-    try await TestDatabase(configName: configName, options: options, inMemory: inMemory).run(body)
+                     engine: Engine = .sqlite, _ body: (TestDatabase) async throws -> T) async throws -> T {
+    try await TestDatabase(configName: configName, options: options, inMemory: inMemory, engine: engine).run(body)
 }
 
 /// Runs `body` and fails the test if it has not finished after `seconds` (a hang shows up as a

@@ -19,8 +19,8 @@ struct TransactionTests {
 
     // MARK: Commit and rollback
 
-    @Test func txReturningTrueCommits() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func txReturningTrueCommits(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             let result = try t.db.tx { db in
                 try insert(db, "a")
@@ -29,12 +29,12 @@ struct TransactionTests {
             }
             #expect(result == true)
             #expect(try names(t.db) == ["a", "b"])
-            try t.db.execute { connection in #expect(!connection.isInTransaction) }
+            #expect(try !t.db.onWriter { $0.isInTransaction })
         }
     }
 
-    @Test func txReturningFalseRollsBack() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func txReturningFalseRollsBack(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 1)
             let result = try t.db.tx { db in
                 try insert(db, "a")
@@ -44,12 +44,12 @@ struct TransactionTests {
             }
             #expect(result == false)
             #expect(try names(t.db) == ["s1"])
-            try t.db.execute { connection in #expect(!connection.isInTransaction) }
+            #expect(try !t.db.onWriter { $0.isInTransaction })
         }
     }
 
-    @Test func txThatThrowsRollsBackAndRethrowsTheSameError() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func txThatThrowsRollsBackAndRethrowsTheSameError(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 1)
             #expect(throws: Boom(id: 7)) {
                 try t.db.tx { db in
@@ -74,8 +74,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func transactionReturnsItsValueAndRollsBackOnThrow() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func transactionReturnsItsValueAndRollsBackOnThrow(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             let value: String = try t.db.transaction { db in
                 try insert(db, "kept")
@@ -94,10 +94,10 @@ struct TransactionTests {
         }
     }
 
-    @Test func aCommitThatFailsRollsBackAndThrows() throws {
-        try withDatabase { t throws in
-            try t.db.update("create table parent(id integer primary key)")
-            try t.db.update("create table child(id integer primary key, parent_id integer references parent(id) deferrable initially deferred)")
+    @Test(arguments: Engine.available) func aCommitThatFailsRollsBackAndThrows(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl("create table parent(id integer primary key)"))
+            try t.db.update(t.db.ddl("create table child(id integer primary key, parent_id integer references parent(id) deferrable initially deferred)"))
             // The deferred foreign key is checked at COMMIT, which fails.
             let error = #expect(throws: DatabaseError.self) {
                 try t.db.tx { db in
@@ -107,7 +107,7 @@ struct TransactionTests {
             }
             #expect(error?.extendedResultCode == 787)   // SQLITE_CONSTRAINT_FOREIGNKEY
             #expect(try t.db.queryInt("select count(*) from child") == 0)
-            try t.db.execute { connection in #expect(!connection.isInTransaction) }
+            #expect(try !t.db.onWriter { $0.isInTransaction })
             // The next transaction starts cleanly.
             #expect(try t.db.tx { db in
                 try db.update("insert into parent values (42)")
@@ -120,8 +120,8 @@ struct TransactionTests {
 
     // MARK: Nesting
 
-    @Test func nestedTxReturningFalseRollsBackOnlyItsOwnWork() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func nestedTxReturningFalseRollsBackOnlyItsOwnWork(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             let outer = try t.db.tx { db in
                 try insert(db, "outer-before")
@@ -140,8 +140,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func nestedTxThatThrowsRollsBackOnlyItsOwnWork() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func nestedTxThatThrowsRollsBackOnlyItsOwnWork(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             try t.db.tx { db in
                 try insert(db, "a")
@@ -159,8 +159,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func outerRollbackUndoesCommittedNestedWork() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func outerRollbackUndoesCommittedNestedWork(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             try t.db.tx { db in
                 try db.tx { db in
@@ -177,8 +177,8 @@ struct TransactionTests {
 
     // MARK: Joining
 
-    @Test func staticAndHandleCallsAndBatchesJoinTheTransaction() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func staticAndHandleCallsAndBatchesJoinTheTransaction(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 1)
             t.clearLog()
             let result = try t.db.tx { db in
@@ -193,7 +193,7 @@ struct TransactionTests {
                 #expect(try t.db.find("select * from student").count == 6)
                 #expect(try Db.use("main").findFirst("select * from student where name = 'batch2'") != nil)
                 #expect(try db.queryInt("select age from student where name = 's1'") == 100)
-                try db.execute { connection in #expect(connection.isInTransaction) }
+                #expect(try db.onWriter { $0.isInTransaction })
                 return false
             }
             #expect(result == false)
@@ -206,9 +206,9 @@ struct TransactionTests {
         }
     }
 
-    @Test func aFailedBatchInsideTxRollsBackOnlyTheBatch() throws {
-        try withDatabase { t throws in
-            try t.db.update("create table u(id integer primary key, name text unique)")
+    @Test(arguments: Engine.available) func aFailedBatchInsideTxRollsBackOnlyTheBatch(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl("create table u(id integer primary key, name text unique)"))
             try t.db.tx { db in
                 try db.update("insert into u(name) values ('before')")
                 #expect(throws: DatabaseError.self) {
@@ -222,8 +222,8 @@ struct TransactionTests {
         }
     }
 
-    @Test func callsToAnotherConfigAreNotPartOfTheTransaction() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func callsToAnotherConfigAreNotPartOfTheTransaction(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             let other = try DbContext.inMemory(configName: "other")
             try other.start()
@@ -241,8 +241,8 @@ struct TransactionTests {
 
     // MARK: Other threads
 
-    @Test func anotherThreadReadsTheCommittedStateDuringATransaction() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func anotherThreadReadsTheCommittedStateDuringATransaction(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 3)
             let db = t.db
             var seenDuring: Result<[String?], any Error>?
@@ -322,15 +322,16 @@ struct TransactionTests {
         }
     }
 
-    @Test func transactionsOnTwoThreadsSerialize() throws {
-        try withDatabase { t throws in
-            try t.db.update("create table counter(n integer)")
+    @Test(arguments: Engine.available) func transactionsOnTwoThreadsSerialize(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl("create table counter(n integer)"))
             try t.db.update("insert into counter values (0)")
             let db = t.db
             let workers = (0..<4).map { _ in
                 DbSuiteKit.spawn { () -> Int in
                     for _ in 0..<25 {
-                        try db.tx { db in
+                        // PostgreSQL's serializable transactions may conflict (SQLite's never do): rerun.
+                        try db.tx(retryOnConflict: 1000) { db in
                             let n = try db.queryInt("select n from counter") ?? -1000
                             try db.update("update counter set n = ?", n + 1)
                             return true
@@ -353,8 +354,8 @@ struct TransactionTests {
 
     // MARK: Statements
 
-    @Test func transactionStatementsAppearInTheLog() throws {
-        try withDatabase { t throws in
+    @Test(arguments: Engine.available) func transactionStatementsAppearInTheLog(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 0)
             t.clearLog()
             try t.db.tx { db in
@@ -365,7 +366,7 @@ struct TransactionTests {
             }
             let log = t.statements
             let insertSql = "insert into student(name, age) values (?, ?)"
-            #expect(log.first == "BEGIN IMMEDIATE")
+            #expect(log.first == engine.begin)
             #expect(log.last == "COMMIT")
             let savepoints = log.filter { $0.hasPrefix("SAVEPOINT ") }
             #expect(savepoints.count == 2)
@@ -373,7 +374,7 @@ struct TransactionTests {
             let first = String(savepoints[0].dropFirst("SAVEPOINT ".count))
             let second = String(savepoints[1].dropFirst("SAVEPOINT ".count))
             // The committed nested tx releases its savepoint; the other rolls back to it.
-            let expectedPrefix = ["BEGIN IMMEDIATE", insertSql, "SAVEPOINT \(first)", insertSql, "RELEASE \(first)",
+            let expectedPrefix = [engine.begin, insertSql, "SAVEPOINT \(first)", insertSql, "RELEASE \(first)",
                                   "SAVEPOINT \(second)", insertSql, "ROLLBACK TO \(second)"]
             #expect(Array(log.prefix(expectedPrefix.count)) == expectedPrefix)
             // After ROLLBACK TO, the savepoint may be released (or left to the COMMIT), never released before.
@@ -383,7 +384,7 @@ struct TransactionTests {
 
             t.clearLog()
             try t.db.tx { db in try insert(db, "d"); return false }
-            #expect(t.statements == ["BEGIN IMMEDIATE", insertSql, "ROLLBACK"])
+            #expect(t.statements == [engine.begin, insertSql, "ROLLBACK"])
             #expect(try names(t.db) == ["a", "b"])
         }
     }

@@ -223,7 +223,7 @@ extension SqlExpression {
                          left.arguments + a.arguments + b.arguments, .comparison)
     }
 
-    /// `self IN (?, ?, ?)`. An empty list matches nothing (`IN ()`, which SQLite accepts).
+    /// `self IN (?, ?, ?)`. An empty list matches nothing: it is written `1 = 0` (PostgreSQL refuses `IN ()`).
     /// ```swift
     /// "id".in([1, 2, 3])                // id IN (?, ?, ?)  [1, 2, 3]
     /// ```
@@ -233,7 +233,7 @@ extension SqlExpression {
     /// "teacher_id".in(Select("id").from("teacher").where("age".gt(40)))
     /// ```
     public func `in`(_ query: Select) -> SqlClause { membership("IN", query) }
-    /// `self NOT IN (?, ?, ?)`. An empty list matches every row.
+    /// `self NOT IN (?, ?, ?)`. An empty list matches every row: it is written `1 = 1`.
     /// ```swift
     /// "id".notIn([1, 2])                // id NOT IN (?, ?)  [1, 2]
     /// ```
@@ -289,6 +289,8 @@ extension SqlExpression {
     }
 
     private func membership(_ op: String, _ values: [DatabaseArgument]) -> SqlClause {
+        // As SQLite reads `x IN ()`: false whatever x is, NULL included (and NOT IN: true).
+        if values.isEmpty { return SqlClause(op == "IN" ? "1 = 0" : "1 = 1", [], .comparison) }
         let left = sqlClause
         let items = values.map(SqlClause.operandValue)
         return SqlClause("\(left.operand(of: .atom)) \(op) (\(items.map(\.sql).joined(separator: ", ")))",

@@ -78,11 +78,12 @@ private struct RowFilter {
         }
     }
 
-    /// ORDER BY, LIMIT and OFFSET; SQLite wants a LIMIT before an OFFSET (`LIMIT -1` is none).
+    /// ORDER BY, LIMIT and OFFSET. SQLite wants a LIMIT before an OFFSET, and PostgreSQL refuses
+    /// SQLite's `LIMIT -1`: the largest limit both take stands for none.
     func appendOrderAndLimit(to buffer: inout SqlBuffer) {
         buffer.append(" ORDER BY ", orderings)
         if let limit { buffer.append(" LIMIT \(limit)") }
-        if let offset { buffer.append(limit == nil ? " LIMIT -1 OFFSET \(offset)" : " OFFSET \(offset)") }
+        if let offset { buffer.append(limit == nil ? " LIMIT \(Int64.max) OFFSET \(offset)" : " OFFSET \(offset)") }
     }
 }
 
@@ -140,17 +141,30 @@ public struct Select: SqlStatement, SqlExpression, CopyOnChange {
     /// ```
     public func distinct(_ on: Bool = true) -> Select { with { $0.isDistinct = on } }
 
-    /// `FROM a, b`: table names, or sub-queries (`Select`, in parentheses; `select.as("t")` names one).
+    /// `FROM a, b`: table names, or sub-queries (`Select`, in parentheses; `select.as("t")` names
+    /// one, and one left unnamed is named `subquery1`, `subquery2`…, as PostgreSQL requires).
     /// ```swift
     /// Select().from("student", "teacher").where("student.teacher_id = teacher.id")
     /// ```
-    public func from(_ sources: SqlExpression...) -> Select { with { $0.sources += sources.map(SqlIdentifier.source) } }
+    public func from(_ sources: SqlExpression...) -> Select { from(sources) }
 
     /// `FROM a, b`, from an array of table names or sub-queries.
     /// ```swift
     /// Select().from(["student", "teacher"])          // SELECT * FROM student, teacher
     /// ```
-    public func from(_ sources: [SqlExpression]) -> Select { with { $0.sources += sources.map(SqlIdentifier.source) } }
+    public func from(_ sources: [SqlExpression]) -> Select {
+        with { select in
+            for source in sources {
+                let position = select.sources.count + 1
+                if source is Select {
+                    let query = source.sqlClause
+                    select.sources.append(SqlClause("\(query.sql) AS subquery\(position)", query.arguments, .atom))
+                } else {
+                    select.sources.append(SqlIdentifier.source(source))
+                }
+            }
+        }
+    }
 
     /// `JOIN table ON condition`.
     /// ```swift
@@ -208,7 +222,7 @@ public struct Select: SqlStatement, SqlExpression, CopyOnChange {
     public func limit(_ count: Int) -> Select { with { $0.filter.limit = count } }
 
     /// `OFFSET n`, written into the SQL.
-    /// Without a limit, `LIMIT -1` is written before it, as SQLite requires.
+    /// Without a limit, `LIMIT 9223372036854775807` (none) is written before it, as SQLite requires.
     /// ```swift
     /// Select().from("student").orderBy("id").limit(10).offset(20)   // … LIMIT 10 OFFSET 20
     /// ```

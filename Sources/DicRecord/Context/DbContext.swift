@@ -189,12 +189,16 @@ public final class DbContext: Sendable {
                               migrations: [DatabaseMigration]) throws {
         let upkeep = schema.withLock { $0.upkeep }
         guard !migrations.isEmpty || (!added.isEmpty && upkeep != nil) else { return }
-        let pool = try pool(for: "models and migrations")
         let contexts = ContextRegistry.active
-        try pool.write { connection in
+        func work(_ connection: any EngineConnection) throws {
             let db = Db(configName: configName, contexts: contexts)
             try DatabaseMigration.run(migrations, on: connection, db: db, configName: configName)
             if !added.isEmpty, let upkeep { try upkeep(added, others, connection, self, db) }
+        }
+        if let external = try externalPool() {
+            try external.write(work)
+        } else {
+            try pool().write(work)
         }
     }
 
@@ -290,7 +294,7 @@ public final class DbContext: Sendable {
             throw DicRecordError(.notStarted, "config '\(configName)' is not started", configName: configName)
         }
         throw DicRecordError(.misuse,
-            "config '\(configName)' runs on \(path): \(what ?? "this call") is SQLite-only for now (models, schema upkeep, migrations and the async API come to other engines next)",
+            "config '\(configName)' runs on \(path): \(what ?? "this call") is SQLite-only",
             configName: configName)
     }
 
@@ -373,6 +377,19 @@ extension DbContext {
     /// var options = DbContext.Options(); options.readonly = true
     /// try DbContext(path: "db/database.sqlite", configName: "ro", options: options).start()
     /// ```
+    /// How much of other transactions a transaction sees (engines with levels: PostgreSQL).
+    /// ```swift
+    /// var options = DbContext.Options(); options.isolation = .repeatableRead
+    /// ```
+    public enum Isolation: String, Sendable {
+        /// As if transactions ran one after another; conflicts throw `.conflict`.
+        case serializable = "SERIALIZABLE"
+        /// One snapshot for the whole transaction; a write over another's commit throws `.conflict`.
+        case repeatableRead = "REPEATABLE READ"
+        /// Each statement sees what was committed before it began.
+        case readCommitted = "READ COMMITTED"
+    }
+
     public struct Options: Sendable {
         /// Open for reading only: writes throw, and a missing file is an error (never created).
         /// ```swift
@@ -407,6 +424,16 @@ extension DbContext {
         /// options.connectTimeout = 3
         /// ```
         public var connectTimeout = 10
+        /// PostgreSQL: the isolation of `tx`/`transaction` (and batches). `.serializable` (the
+        /// default) keeps SQLite's promise: a transaction's reads and writes behave as if it ran
+        /// alone, or it fails with a `.conflict` error that `tx(retryOnConflict:)` reruns; never a
+        /// lost update. `.readCommitted` is PostgreSQL's own default: faster under contention, but
+        /// a read-modify-write in two transactions at once can lose one of the writes. SQLite's
+        /// transactions are always serializable; SQLite contexts ignore it.
+        /// ```swift
+        /// options.isolation = .readCommitted
+        /// ```
+        public var isolation = Isolation.serializable
         /// `PRAGMA foreign_keys = ON` on every connection.
         /// ```swift
         /// options.foreignKeys = false
@@ -491,7 +518,7 @@ protocol ContextDeclaration: Sendable {
 /// Brings the database up to date for `added` declarations on the held writer (`others`: the
 /// context's other declarations, for clash checks), one transaction; `db` joins that writer.
 typealias DeclarationUpkeep = @Sendable (_ added: [any ContextDeclaration], _ others: [any ContextDeclaration],
-                                         _ connection: Connection, _ context: DbContext, _ db: Db) throws -> Void
+                                         _ connection: any EngineConnection, _ context: DbContext, _ db: Db) throws -> Void
 
 /// Thrown by `DbContext.sqlitePool()` for a context of another engine: the `Db` path catches it
 /// and serves the call through the engine seam. Never reaches a user.

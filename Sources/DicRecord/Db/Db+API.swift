@@ -383,11 +383,12 @@ extension Db {
         try runTransaction(body)
     }
 
-    /// Runs `body` with the writer connection (joining the current transaction, if any).
+    /// Runs `body` with the SQLite writer connection (joining the current transaction, if any);
+    /// on another engine's config, a `.misuse` error.
     /// ```swift
     /// try Db.main.execute { connection in try connection.execute("pragma optimize") }
     /// ```
     public func execute<T>(_ body: (Connection) throws -> T) throws -> T {
-        try writing(body)
+        try context().pool(for: "execute { connection in … } (a SQLite connection)").write(body)
     }
 }

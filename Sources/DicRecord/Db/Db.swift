@@ -83,13 +83,23 @@ public struct Db: Sendable {
         try known ?? contexts.context(named: configName)
     }
 
-    /// The SQLite writer or reader; on another engine's context, a `.misuse` error saying the call is SQLite-only.
-    func reading<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().pool().read(body)
+    /// The SQL words of this config's engine.
+    func dialect() throws -> EngineDialect {
+        try context().externalPool()?.dialect ?? .sqlite
     }
 
-    func writing<T>(_ body: (Connection) throws -> T) throws -> T {
-        try context().pool().write(body)
+    /// Runs `body` on this config's writer, of whichever engine (schema questions, upserts).
+    func onWriter<T>(_ body: (any EngineConnection) throws -> T) throws -> T {
+        let context = try context()
+        if let engine = try context.externalPool() { return try engine.write(body) }
+        return try context.pool().write { try body($0) }
+    }
+
+    /// Runs `body` on a connection of this config fit for reading, of whichever engine.
+    func onReader<T>(_ body: (any EngineConnection) throws -> T) throws -> T {
+        let context = try context()
+        if let engine = try context.externalPool() { return try engine.read(body) }
+        return try context.pool().read { try body($0) }
     }
 
     /// Queries go to a reader unless they may write (INSERT ... RETURNING and the like). On another

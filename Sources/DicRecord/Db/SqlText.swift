@@ -2,16 +2,16 @@
 /// read from a write, and finding a trailing ORDER BY outside strings, comments and parentheses.
 import Foundation
 
-enum SqlText {
+package enum SqlText {
     /// `name` as a quoted SQL identifier: `order` → `"order"`, `a"b` → `"a""b"`.
-    static func quote(_ name: String) -> String {
+    package static func quote(_ name: String) -> String {
         guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"\(name)\"" }
         return "\"" + doubling("\"", in: name) + "\""
     }
 
     /// `text` with every `quote` doubled, scalar by scalar: a quote followed by a combining mark is
     /// one Character to Swift but still a quote to SQLite.
-    static func doubling(_ quote: Unicode.Scalar, in text: String) -> String {
+    package static func doubling(_ quote: Unicode.Scalar, in text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             scalars.append(scalar)

@@ -23,16 +23,119 @@ package protocol EngineConnection: AnyObject {
                  row: ((_ columns: [String], _ values: [DatabaseValue]) throws -> Bool)?) throws -> (columns: [String], changes: Int)
     /// Runs a statement that undoes work (ROLLBACK, ROLLBACK TO): it runs even when the context stops.
     func executeRollback(_ sql: String) throws
+
+    // The schema as the engine's catalog tells it: what schema upkeep, migrations and upserts ask.
+    // Tables are named as DicRecord's DDL names them (quoted, as declared).
+
+    /// The words of DDL this engine differs in.
+    var schemaDialect: SchemaDialect { get }
+    /// Whether `table` exists.
+    func tableExists(_ table: String) throws -> Bool
+    /// The table's column names, in table order (empty when there is no such table).
+    func columnNames(of table: String) throws -> [String]
+    /// The names of the table's indexes.
+    func indexNames(of table: String) throws -> [String]
+    /// The columns of each of the table's unique indexes (not the primary key, not partial), oldest first.
+    func uniqueKeys(of table: String) throws -> [[String]]
+    /// The version the database's own migrations have brought it to (0: none).
+    func databaseVersion() throws -> Int
+    func setDatabaseVersion(_ version: Int) throws
 }
 
-/// The words an engine's SQL differs in, where `Db` writes SQL itself.
-package struct EngineDialect: Sendable {
-    /// Whether INSERT takes `RETURNING "key"` to give the generated key back (PostgreSQL), rather
-    /// than the connection telling the last inserted row id (SQLite).
-    package var returnsGeneratedKeys: Bool
+extension EngineConnection {
+    /// Runs `sql` with `values`, returning the rows it changed.
+    @discardableResult
+    package func perform(_ sql: String, _ values: [DatabaseValue] = []) throws -> Int {
+        try execute(sql, .positional(values), row: nil).changes
+    }
 
-    package init(returnsGeneratedKeys: Bool) {
-        self.returnsGeneratedKeys = returnsGeneratedKeys
+    /// The rows of `sql` with `values`.
+    package func fetchRows(_ sql: String, _ values: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+        var rows: [[DatabaseValue]] = []
+        try execute(sql, .positional(values)) { _, row in
+            rows.append(row)
+            return true
+        }
+        return rows
+    }
+
+    /// BEGIN … COMMIT, or a savepoint inside a transaction the caller holds (a model registered
+    /// from inside `tx`), taking the engine's schema lock first; rolled back whole if `body`
+    /// throws. Inside, the depth counts it: a `tx` in a migration is a savepoint of it.
+    package func inSchemaTransaction(_ body: () throws -> Void) throws {
+        let depth = transactionDepth
+        let nested = depth > 0 || isInTransaction
+        try perform(nested ? "SAVEPOINT dicrecord_schema" : beginStatement)
+        transactionDepth = depth + 1
+        do {
+            if let lock = schemaDialect.lockStatement { try perform(lock) }
+            try body()
+            transactionDepth = depth
+            try perform(nested ? "RELEASE dicrecord_schema" : "COMMIT")
+        } catch {
+            transactionDepth = depth
+            if isInTransaction {
+                if nested {
+                    try? executeRollback("ROLLBACK TO dicrecord_schema")
+                    try? executeRollback("RELEASE dicrecord_schema")
+                } else {
+                    try? executeRollback("ROLLBACK")
+                }
+            }
+            throw error
+        }
+    }
+}
+
+/// The DDL words an engine differs in, for the tables DicRecord makes and keeps (schema upkeep).
+package struct SchemaDialect: Sendable {
+    /// The column type of each storage class (`INTEGER` / `bigint`, …).
+    package var integer: String, real: String, text: String, blob: String
+    /// The implicit `id` key's definition.
+    package var implicitId: String
+    /// A constraint on a text key that makes it match case-insensitively, where the engine has one.
+    package var caseInsensitiveKey: String
+    /// A BLOB literal.
+    package var blobLiteral: @Sendable (Data) -> String
+    /// Run first in a schema transaction: keeps two processes from upkeeping at once.
+    package var lockStatement: String?
+    /// Whether a table whose ALTER is refused is rebuilt (SQLite), rather than the refusal thrown.
+    package var rebuildsTables: Bool
+    /// Whether models' `searchColumns` are kept in a full-text index (SQLite's FTS5).
+    package var fullTextSearch: Bool
+
+    package init(integer: String, real: String, text: String, blob: String, implicitId: String, caseInsensitiveKey: String,
+                 blobLiteral: @escaping @Sendable (Data) -> String, lockStatement: String?, rebuildsTables: Bool, fullTextSearch: Bool) {
+        self.integer = integer
+        self.real = real
+        self.text = text
+        self.blob = blob
+        self.implicitId = implicitId
+        self.caseInsensitiveKey = caseInsensitiveKey
+        self.blobLiteral = blobLiteral
+        self.lockStatement = lockStatement
+        self.rebuildsTables = rebuildsTables
+        self.fullTextSearch = fullTextSearch
+    }
+
+    package func typeName(_ type: StorageType) -> String {
+        switch type {
+        case .integer: integer
+        case .real: real
+        case .text: text
+        case .blob: blob
+        }
+    }
+}
+
+/// The words an engine's SQL differs in, where `Db` and the models write SQL themselves (schema
+/// DDL: `SchemaDialect`). SQLite's are `EngineDialect.sqlite`.
+package struct EngineDialect: Sendable {
+    /// SQLite's `total(x)`: the sum as a floating-point number, 0.0 over no rows.
+    package var total: @Sendable (_ expression: String) -> String
+
+    package init(total: @escaping @Sendable (String) -> String) {
+        self.total = total
     }
 }
 

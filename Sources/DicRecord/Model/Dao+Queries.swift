@@ -38,7 +38,8 @@ extension Dao {
         try aggregate(column, "sum", condition, args, as: T.self)
     }
 
-    /// SQLite's `total` of `column`: the sum as a Double, 0.0 on no rows.
+    /// SQLite's `total` of `column`: the sum as a Double, 0.0 on no rows (on PostgreSQL,
+    /// `coalesce(sum(column), 0)` as a double).
     /// ```swift
     /// let total = try Student.dao.total("age")
     /// ```
@@ -57,10 +58,10 @@ extension Dao {
     func aggregate<T>(_ column: String, _ function: String, _ condition: String, _ args: [DatabaseArgument], as type: T.Type) throws -> T? {
         let (db, schema) = try target()
         // SQLite would read an unknown "column" as a string literal and aggregate that.
-        guard try db.reading({ $0.tableHasColumn(schema.tableName, column) }) else {
+        guard try db.onReader({ try $0.columnNames(of: schema.tableName) }).contains(where: { RowLayout.sameColumn($0, column) }) else {
             throw DicRecordError(.missingColumn, "table '\(schema.tableName)' has no column '\(column)'", configName: db.configName)
         }
-        let expression = "\(function)(\(SqlText.quote(column)))"
+        let expression = function == "total" ? try db.dialect().total(SqlText.quote(column)) : "\(function)(\(SqlText.quote(column)))"
         let sql = "SELECT \(expression) FROM \(SqlText.quote(schema.tableName))\(whereClause(condition))"
         return try db.queryValues(sql, .positional(args), as: T.self, limit: 1).first ?? nil
     }

@@ -15,7 +15,16 @@ extension Model {
         try willSave()
         try prepareWrite(schema, db: db, inserting: true)
         let record = storage
-        let saved = try db.context().pool().write { connection -> Bool in
+        let context = try db.context()
+        if let engine = try context.externalPool() {
+            // Another engine: its INSERT … RETURNING gives the generated key back.
+            let plan = Db.InsertPlan(table: schema.tableName, primaryKey: schema.hasImplicitId ? "id" : "")
+            let saved = try engine.write { try db.engineSave([record], plan: plan, on: $0, namingFailedItem: false)[0] > 0 }
+            layoutMap = nil
+            didSave()
+            return saved
+        }
+        let saved = try context.pool().write { connection -> Bool in
             // The generated key goes back into `id` whenever the model has the implicit one.
             let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
             let sql = schema.insertSQL(for: row.names)
@@ -78,9 +87,9 @@ extension Model {
             return modified.contains(column.name.lowercased()) || (isKey && column.value != .null)
         }.map { ($0.name, $0.value) }
         let hasIdColumn = schema.hasImplicitId || schema.column(named: "id") != nil
-        let changed = try db.writing { connection -> Bool in
+        let changed = try db.onWriter { connection -> Bool in
             let names = Set(supplied.map { $0.0.lowercased() })
-            let target = Self.conflictTarget(schema, connection: connection, supplied: names)
+            let target = try Self.conflictTarget(schema, connection: connection, supplied: names)
             var sql = SqlText.insert(into: table, columns: supplied.map(\.0))
             if let target {
                 let targetNames = Set(target.map { $0.lowercased() })
@@ -93,14 +102,13 @@ extension Model {
                     + updates.map { "\(SqlText.quote($0)) = excluded.\(SqlText.quote($0))" }.joined(separator: ", ")
             }
             if hasIdColumn { sql += " RETURNING \"id\"" }
-            return try connection.withStatement(sql, .values(supplied.map(\.1))) { statement in
-                var returned: DatabaseValue?
-                while try connection.step(statement, .values(supplied.map(\.1))) {
-                    returned = statement.value(at: 0)
-                }
-                RollbackUndo.finishSave(storage, key: "id", generated: returned == .null ? nil : returned, on: connection)
-                return returned != nil || !hasIdColumn
+            var returned: DatabaseValue?
+            try connection.execute(sql, .positional(supplied.map(\.1))) { _, row in
+                returned = row[0]
+                return true
             }
+            RollbackUndo.finishSave(storage, key: "id", generated: returned == .null ? nil : returned, on: connection)
+            return returned != nil || !hasIdColumn
         }
         layoutMap = nil
         didSave()
@@ -108,23 +116,13 @@ extension Model {
     }
 
     /// The key columns an upsert conflicts on: the primary key when supplied, else the first
-    /// declared unique index whose columns are all supplied, else the first such unique
-    /// constraint SQLite reports (from `constraint(for:)` or the table itself), oldest first.
-    private static func conflictTarget(_ schema: ModelSchema, connection: Connection, supplied: Set<String>) -> [String]? {
+    /// declared unique index whose columns are all supplied, else the first such unique index
+    /// the database reports (from `constraint(for:)` or the table itself), oldest first.
+    private static func conflictTarget(_ schema: ModelSchema, connection: any EngineConnection, supplied: Set<String>) throws -> [String]? {
         func isSupplied(_ columns: [String]) -> Bool { !columns.isEmpty && columns.allSatisfy { supplied.contains($0.lowercased()) } }
         if isSupplied(schema.keyColumns) { return schema.keyColumns }
         if let declared = schema.indexes.first(where: { $0.unique && isSupplied($0.columns) }) { return declared.columns }
-        let table = SqlText.quote(schema.tableName)
-        // PRAGMA index_list: seq, name, unique, origin, partial; newest first.
-        for index in ((try? connection.rows("PRAGMA index_list(\(table))")) ?? []).reversed() {
-            guard index.count >= 5, index[2] == .integer(1), index[4] == .integer(0), case .text(let name) = index[1] else { continue }
-            let columns = ((try? connection.rows("PRAGMA index_info(\(SqlText.quote(name)))")) ?? []).compactMap { row -> String? in
-                if case .text(let column) = row[2] { return column }
-                return nil
-            }
-            if isSupplied(columns) { return columns }
-        }
-        return nil
+        return try connection.uniqueKeys(of: schema.tableName).first(where: isSupplied)
     }
 
     /// The Db handle and schema this instance writes through, or why there is none: those of

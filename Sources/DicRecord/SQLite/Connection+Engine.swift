@@ -26,4 +26,53 @@ extension Connection: EngineConnection {
     package func executeRollback(_ sql: String) throws {
         try runRollback(sql)
     }
+
+    // MARK: The catalog (sqlite_master and the schema PRAGMAs; names match case-insensitively, as SQLite's do)
+
+    package var schemaDialect: SchemaDialect { Self.dialect }
+
+    private static let dialect = SchemaDialect(
+        integer: "INTEGER", real: "REAL", text: "TEXT", blob: "BLOB",
+        implicitId: "\"id\" INTEGER PRIMARY KEY AUTOINCREMENT", caseInsensitiveKey: " COLLATE NOCASE",
+        blobLiteral: { "X'" + $0.map { String(format: "%02X", $0) }.joined() + "'" },
+        lockStatement: nil,   // BEGIN IMMEDIATE takes the write lock
+        rebuildsTables: true, fullTextSearch: true)
+
+    package func tableExists(_ table: String) throws -> Bool {
+        try !rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", .values([.text(table)])).isEmpty
+    }
+
+    package func columnNames(of table: String) throws -> [String] {
+        try rows("PRAGMA table_info(\(SqlText.quote(table)))").compactMap { row in
+            if case .text(let name) = row[1] { return name }
+            return nil
+        }
+    }
+
+    package func indexNames(of table: String) throws -> [String] {
+        try rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE", .values([.text(table)])).compactMap {
+            if case .text(let name) = $0[0] { return name }
+            return nil
+        }
+    }
+
+    package func uniqueKeys(of table: String) throws -> [[String]] {
+        // PRAGMA index_list: seq, name, unique, origin, partial; newest first.
+        try rows("PRAGMA index_list(\(SqlText.quote(table)))").reversed().compactMap { index -> [String]? in
+            guard index.count >= 5, index[2] == .integer(1), index[4] == .integer(0), case .text(let name) = index[1] else { return nil }
+            return try rows("PRAGMA index_info(\(SqlText.quote(name)))").compactMap { row -> String? in
+                if case .text(let column) = row[2] { return column }
+                return nil
+            }
+        }
+    }
+
+    package func databaseVersion() throws -> Int {
+        if case .integer(let version) = try rows("PRAGMA user_version").first?.first { return Int(version) }
+        return 0
+    }
+
+    package func setDatabaseVersion(_ version: Int) throws {
+        _ = try run("PRAGMA user_version = \(version)", .none)
+    }
 }

@@ -3,11 +3,14 @@ import Foundation
 /// The schema work for the models registered with a context, on the writer, in one transaction:
 /// create, rename/drop/add columns, `migrate(from:to:)`, indexes, full-text index. If any of it
 /// fails, all of it is rolled back. (The database's own migrations run before it: `DatabaseMigration`.)
+/// It runs on any engine's connection: the catalog and the DDL words it differs in are the
+/// connection's (`EngineConnection`, `SchemaDialect`); SQLite's table rebuild and FTS5 index are
+/// SQLite's own, used where its dialect says so.
 struct SchemaUpkeep {
     /// DicRecord's bookkeeping: one row per model table with the version it was brought to.
     static let bookkeepingTable = "dicrecord_schema"
 
-    let connection: Connection
+    let connection: any EngineConnection
     let converters: Converters
     let configName: String
     /// Runs `migrate(from:to:)` with a handle on this context (calls join the held writer).
@@ -33,12 +36,17 @@ struct SchemaUpkeep {
             }
             tables[schema.tableName.lowercased()] = schema.typeName
         }
+        for schema in schemas where !schema.searchColumns.isEmpty && !dialect.fullTextSearch {
+            throw DicRecordError(.invalidModel,
+                "model \(schema.typeName) declares searchColumns: full-text search is SQLite-only (FTS5); on config '\(configName)' search with the engine's own SQL (PostgreSQL: a tsvector column and @@)",
+                configName: configName)
+        }
         try connection.inSchemaTransaction {
-            _ = try connection.run("""
+            try connection.perform("""
                 CREATE TABLE IF NOT EXISTS \(SqlText.quote(Self.bookkeepingTable)) (
-                "table_name" TEXT PRIMARY KEY COLLATE NOCASE, "model" TEXT NOT NULL,
-                "version" INTEGER NOT NULL, "updated_at" REAL NOT NULL)
-                """, .none)
+                "table_name" \(dialect.text) PRIMARY KEY\(dialect.caseInsensitiveKey), "model" \(dialect.text) NOT NULL,
+                "version" \(dialect.integer) NOT NULL, "updated_at" \(dialect.real) NOT NULL)
+                """)
             for schema in schemas { try upkeep(schema) }
         }
     }
@@ -47,8 +55,8 @@ struct SchemaUpkeep {
 
     private func upkeep(_ schema: ModelSchema) throws {
         let table = schema.tableName
-        guard try tableExists(table) else {
-            _ = try connection.run(createTable(schema, named: table), .none)
+        guard try connection.tableExists(table) else {
+            try connection.perform(createTable(schema, named: table))
             try createIndexes(schema)
             try updateSearchIndex(schema)
             try runMigrate(schema, from: 0)
@@ -64,13 +72,13 @@ struct SchemaUpkeep {
         }
         try dropStaleIndexes(schema)
         try dropSearchIndexIfChanged(schema)
-        var columns = try columnNames(table)
+        var columns = try connection.columnNames(of: table)
         func has(_ name: String) -> Bool { columns.contains { RowLayout.sameColumn($0, name) } }
 
         for (old, new) in schema.renamedColumns.sorted(by: { $0.key < $1.key }) where has(old) && !has(new) {
-            _ = try connection.run("ALTER TABLE \(SqlText.quote(table)) RENAME COLUMN \(SqlText.quote(old)) TO \(SqlText.quote(new))", .none)
+            try connection.perform("ALTER TABLE \(SqlText.quote(table)) RENAME COLUMN \(SqlText.quote(old)) TO \(SqlText.quote(new))")
         }
-        columns = try columnNames(table)
+        columns = try connection.columnNames(of: table)
         var needsRebuild = false
         for name in schema.droppedColumns where has(name) && schema.column(named: name) == nil {
             if !(try attempt("ALTER TABLE \(SqlText.quote(table)) DROP COLUMN \(SqlText.quote(name))")) { needsRebuild = true }
@@ -90,33 +98,40 @@ struct SchemaUpkeep {
         try stamp(schema)
     }
 
-    /// Runs `sql` inside a savepoint; false (and nothing changed) when SQLite refuses it.
+    /// Runs `sql` inside a savepoint; false (and nothing changed) when SQLite refuses it, so that
+    /// the table is rebuilt. An engine that does not rebuild tables throws the refusal.
     private func attempt(_ sql: String) throws -> Bool {
-        _ = try connection.run("SAVEPOINT dicrecord_attempt", .none)
+        guard dialect.rebuildsTables else {
+            try connection.perform(sql)
+            return true
+        }
+        try connection.perform("SAVEPOINT dicrecord_attempt")
         do {
-            _ = try connection.run(sql, .none)
-            _ = try connection.run("RELEASE dicrecord_attempt", .none)
+            try connection.perform(sql)
+            try connection.perform("RELEASE dicrecord_attempt")
             return true
         } catch is DatabaseError {
-            _ = try connection.run("ROLLBACK TO dicrecord_attempt", .none)
-            _ = try connection.run("RELEASE dicrecord_attempt", .none)
+            try connection.perform("ROLLBACK TO dicrecord_attempt")
+            try connection.perform("RELEASE dicrecord_attempt")
             return false
         }
     }
 
+    private var dialect: SchemaDialect { connection.schemaDialect }
+
     /// Rebuilds the table from the declarations, keeping the data of every column that stays:
     /// the way to drop a column SQLite cannot drop in place (indexed, UNIQUE, ...) or to add one
-    /// it cannot add (UNIQUE, NOT NULL without a default).
+    /// it cannot add (UNIQUE, NOT NULL without a default). SQLite's own catalog: only SQLite rebuilds.
     private func rebuild(_ schema: ModelSchema) throws {
         let table = schema.tableName
         let temporary = "\(table)_dicrecord_rebuild"
-        let existing = try columnNames(table)
+        let existing = try connection.columnNames(of: table)
         var kept: [String] = schema.hasImplicitId ? ["id"] : []
         kept += schema.columns.map(\.name).filter { name in existing.contains { RowLayout.sameColumn($0, name) } }
         // Columns the model does not declare and does not drop are the user's: kept as they are.
         let dropped = schema.droppedColumns
         var extra: [String] = []
-        for row in try connection.rows("PRAGMA table_info(\(SqlText.quote(table)))") {
+        for row in try connection.fetchRows("PRAGMA table_info(\(SqlText.quote(table)))") {
             guard case .text(let name) = row[1], !kept.contains(where: { RowLayout.sameColumn($0, name) }),
                   !dropped.contains(where: { RowLayout.sameColumn($0, name) }) else { continue }
             var definition = SqlText.quote(name)
@@ -131,25 +146,25 @@ struct SchemaUpkeep {
         // DROP TABLE takes the table's own indexes and triggers and its AUTOINCREMENT counter with
         // it: the user's are re-created afterwards (those still valid), the counter restored.
         let managed = Model.Index.prefix(table: table), fts = ModelSchema.searchTable(table)
-        let dependents = try connection.rows("""
+        let dependents = try connection.fetchRows("""
             SELECT sql FROM sqlite_master WHERE tbl_name = ? COLLATE NOCASE AND type IN ('index', 'trigger') AND sql IS NOT NULL
             AND substr(name, 1, ?) <> ? AND substr(name, 1, ?) <> ?
-            """, .values([.text(table), .integer(Int64(managed.utf8.count)), .text(managed),
-                          .integer(Int64(fts.utf8.count)), .text(fts)])).compactMap { row -> String? in
+            """, [.text(table), .integer(Int64(managed.utf8.count)), .text(managed),
+                  .integer(Int64(fts.utf8.count)), .text(fts)]).compactMap { row -> String? in
             if case .text(let sql) = row[0] { return sql }
             return nil
         }
         let sequence = try autoincrementCounter(table)
-        _ = try connection.run("PRAGMA defer_foreign_keys = ON", .none)
-        _ = try connection.run(createTable(schema, named: temporary, extraColumns: extra), .none)
+        try connection.perform("PRAGMA defer_foreign_keys = ON")
+        try connection.perform(createTable(schema, named: temporary, extraColumns: extra))
         let list = kept.map(SqlText.quote).joined(separator: ", ")
-        _ = try connection.run("INSERT INTO \(SqlText.quote(temporary)) (\(list)) SELECT \(list) FROM \(SqlText.quote(table))", .none)
-        _ = try connection.run("DROP TABLE \(SqlText.quote(table))", .none)
-        _ = try connection.run("ALTER TABLE \(SqlText.quote(temporary)) RENAME TO \(SqlText.quote(table))", .none)
+        try connection.perform("INSERT INTO \(SqlText.quote(temporary)) (\(list)) SELECT \(list) FROM \(SqlText.quote(table))")
+        try connection.perform("DROP TABLE \(SqlText.quote(table))")
+        try connection.perform("ALTER TABLE \(SqlText.quote(temporary)) RENAME TO \(SqlText.quote(table))")
         if let sequence, schema.hasImplicitId {
-            let updated = try connection.run("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", .values([.integer(sequence), .text(table)]))
+            let updated = try connection.perform("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", [.integer(sequence), .text(table)])
             if updated == 0 {
-                _ = try connection.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", .values([.text(table), .integer(sequence)]))
+                try connection.perform("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(table), .integer(sequence)])
             }
         }
         for sql in dependents { _ = try attempt(sql) }
@@ -157,8 +172,8 @@ struct SchemaUpkeep {
 
     /// The table's AUTOINCREMENT counter, if SQLite keeps one for it.
     private func autoincrementCounter(_ table: String) throws -> Int64? {
-        guard try !connection.rows("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").isEmpty else { return nil }
-        if case .integer(let seq) = try connection.rows("SELECT seq FROM sqlite_sequence WHERE name = ?", .values([.text(table)])).first?.first {
+        guard try !connection.fetchRows("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").isEmpty else { return nil }
+        if case .integer(let seq) = try connection.fetchRows("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(table)]).first?.first {
             return seq
         }
         return nil
@@ -167,7 +182,7 @@ struct SchemaUpkeep {
     private func runMigrate(_ schema: ModelSchema, from old: Int) throws {
         for statement in schema.migrate(old, schema.version) {
             do {
-                _ = try connection.run(statement.sql, statement.arguments)
+                try connection.execute(statement.sql, statement.arguments.encoded(converters, sql: statement.sql, configName: configName), row: nil)
             } catch let error as DatabaseError {
                 throw DatabaseError(resultCode: error.resultCode, extendedResultCode: error.extendedResultCode,
                                     message: "\(schema.typeName).migrate(from: \(old), to: \(schema.version)) failed: \(error.message)",
@@ -177,19 +192,19 @@ struct SchemaUpkeep {
     }
 
     private func stamp(_ schema: ModelSchema) throws {
-        _ = try connection.run("""
+        try connection.perform("""
             INSERT INTO \(SqlText.quote(Self.bookkeepingTable)) ("table_name", "model", "version", "updated_at") VALUES (?, ?, ?, ?)
             ON CONFLICT ("table_name") DO UPDATE SET "table_name" = excluded."table_name", "model" = excluded."model",
             "version" = excluded."version", "updated_at" = excluded."updated_at"
-            """, .values([.text(schema.tableName), .text(schema.typeName), .integer(Int64(schema.version)),
-                          .real(Date().timeIntervalSince1970)]))
+            """, [.text(schema.tableName), .text(schema.typeName), .integer(Int64(schema.version)),
+                  .real(Date().timeIntervalSince1970)])
     }
 
     // MARK: DDL
 
     func createTable(_ schema: ModelSchema, named name: String, extraColumns: [String] = []) -> String {
         var parts: [String] = []
-        if schema.hasImplicitId { parts.append("\"id\" INTEGER PRIMARY KEY AUTOINCREMENT") }
+        if schema.hasImplicitId { parts.append(dialect.implicitId) }
         parts += schema.columns.map { columnDefinition($0, schema) }
         parts += extraColumns
         if schema.keyColumns.count > 1 {
@@ -200,7 +215,7 @@ struct SchemaUpkeep {
 
     func columnDefinition(_ column: ColumnInfo, _ schema: ModelSchema) -> String {
         let type = column.storageType(in: converters) ?? .blob
-        var definition = "\(SqlText.quote(column.name)) \(type.rawValue)"
+        var definition = "\(SqlText.quote(column.name)) \(dialect.typeName(type))"
         let constraint = schema.constraints[column.name]
         let isKey = schema.keyColumns.contains { RowLayout.sameColumn($0, column.name) }
         if isKey {
@@ -208,7 +223,7 @@ struct SchemaUpkeep {
         } else if let value = column.defaultValue, value != .null {
             definition += " NOT NULL"
             if !(constraint.map(Self.declaresDefault) ?? false) {
-                definition += " DEFAULT \(Self.literal(value))"
+                definition += " DEFAULT \(literal(value))"
             }
         }
         if let constraint, !constraint.isEmpty { definition += " \(constraint)" }
@@ -221,13 +236,13 @@ struct SchemaUpkeep {
         return unquoted.range(of: "\\bDEFAULT\\b", options: [.regularExpression, .caseInsensitive]) != nil
     }
 
-    static func literal(_ value: DatabaseValue) -> String {
+    func literal(_ value: DatabaseValue) -> String {
         switch value {
         case .null: return "NULL"
         case .integer(let i): return String(i)
         case .real(let d): return d.isFinite ? "\(d)" : "NULL"
         case .text(let s): return SqlText.literal(s)
-        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        case .blob(let data): return dialect.blobLiteral(data)
         }
     }
 
@@ -235,27 +250,22 @@ struct SchemaUpkeep {
 
     private func managedIndexes(_ table: String) throws -> [String] {
         let prefix = Model.Index.prefix(table: table)
-        return try connection.rows("""
-            SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND substr(name, 1, ?) = ?
-            """, .values([.text(table), .integer(Int64(prefix.utf8.count)), .text(prefix)])).compactMap {
-            if case .text(let name) = $0[0] { return name }
-            return nil
-        }
+        return try connection.indexNames(of: table).filter { $0.hasPrefix(prefix) }
     }
 
     private func dropStaleIndexes(_ schema: ModelSchema) throws {
         let declared = Set(schema.indexes.map { $0.name(table: schema.tableName) })
         for name in try managedIndexes(schema.tableName) where !declared.contains(name) {
-            _ = try connection.run("DROP INDEX \(SqlText.quote(name))", .none)
+            try connection.perform("DROP INDEX \(SqlText.quote(name))")
         }
     }
 
     private func createIndexes(_ schema: ModelSchema) throws {
         for index in schema.indexes {
-            _ = try connection.run("""
+            try connection.perform("""
                 CREATE \(index.unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SqlText.quote(index.name(table: schema.tableName))) \
                 ON \(SqlText.quote(schema.tableName)) (\(index.columns.map(SqlText.quote).joined(separator: ", ")))
-                """, .none)
+                """)
         }
     }
 
@@ -271,23 +281,24 @@ struct SchemaUpkeep {
     }
 
     private func dropSearchIndexIfChanged(_ schema: ModelSchema) throws {
+        guard dialect.fullTextSearch else { return }
         let fts = ModelSchema.searchTable(schema.tableName)
-        let existing = try connection.rows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", .values([.text(fts)])).first?.first
+        let existing = try connection.fetchRows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(fts)]).first?.first
         let triggers = try triggerNames(schema.tableName).filter { name in
-            try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", .values([.text(name)])).isEmpty
+            try !connection.fetchRows("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name)]).isEmpty
         }
         let wanted = schema.searchColumns.isEmpty ? nil : ftsDefinition(schema)
         let upToDate = wanted.map { existing == .text($0) } == true && triggers.count == 3
         guard !upToDate, existing != nil || !triggers.isEmpty else { return }
-        for name in triggers { _ = try connection.run("DROP TRIGGER \(SqlText.quote(name))", .none) }
-        if existing != nil { _ = try connection.run("DROP TABLE \(SqlText.quote(fts))", .none) }
+        for name in triggers { try connection.perform("DROP TRIGGER \(SqlText.quote(name))") }
+        if existing != nil { try connection.perform("DROP TABLE \(SqlText.quote(fts))") }
     }
 
     private func updateSearchIndex(_ schema: ModelSchema) throws {
         guard !schema.searchColumns.isEmpty else { return }
         let fts = ModelSchema.searchTable(schema.tableName)
         try dropSearchIndexIfChanged(schema)
-        guard try connection.rows("SELECT 1 FROM sqlite_master WHERE name = ?", .values([.text(fts)])).isEmpty else { return }
+        guard try connection.fetchRows("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(fts)]).isEmpty else { return }
         let table = SqlText.quote(schema.tableName), quotedFts = SqlText.quote(fts)
         let columns = schema.searchColumns.map(SqlText.quote)
         let list = columns.joined(separator: ", ")
@@ -296,29 +307,18 @@ struct SchemaUpkeep {
         let names = triggerNames(schema.tableName).map(SqlText.quote)
         let insertNew = "INSERT INTO \(quotedFts) (rowid, \(list)) VALUES (new.rowid, \(newValues));"
         let deleteOld = "INSERT INTO \(quotedFts) (\(quotedFts), rowid, \(list)) VALUES ('delete', old.rowid, \(oldValues));"
-        _ = try connection.run(ftsDefinition(schema), .none)
-        _ = try connection.run("CREATE TRIGGER \(names[0]) AFTER INSERT ON \(table) BEGIN \(insertNew) END", .none)
-        _ = try connection.run("CREATE TRIGGER \(names[1]) AFTER DELETE ON \(table) BEGIN \(deleteOld) END", .none)
-        _ = try connection.run("CREATE TRIGGER \(names[2]) AFTER UPDATE ON \(table) BEGIN \(deleteOld) \(insertNew) END", .none)
-        _ = try connection.run("INSERT INTO \(quotedFts) (\(quotedFts)) VALUES ('rebuild')", .none)
+        try connection.perform(ftsDefinition(schema))
+        try connection.perform("CREATE TRIGGER \(names[0]) AFTER INSERT ON \(table) BEGIN \(insertNew) END")
+        try connection.perform("CREATE TRIGGER \(names[1]) AFTER DELETE ON \(table) BEGIN \(deleteOld) END")
+        try connection.perform("CREATE TRIGGER \(names[2]) AFTER UPDATE ON \(table) BEGIN \(deleteOld) \(insertNew) END")
+        try connection.perform("INSERT INTO \(quotedFts) (\(quotedFts)) VALUES ('rebuild')")
     }
 
     // MARK: Reading the schema
 
-    private func tableExists(_ table: String) throws -> Bool {
-        try !connection.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", .values([.text(table)])).isEmpty
-    }
-
     private func storedVersion(_ table: String) throws -> Int? {
-        let rows = try connection.rows("SELECT version FROM \(SqlText.quote(Self.bookkeepingTable)) WHERE table_name = ?", .values([.text(table)]))
+        let rows = try connection.fetchRows("SELECT version FROM \(SqlText.quote(Self.bookkeepingTable)) WHERE table_name = ?", [.text(table)])
         if case .integer(let v) = rows.first?.first { return Int(v) }
         return nil
-    }
-
-    private func columnNames(_ table: String) throws -> [String] {
-        try connection.rows("PRAGMA table_info(\(SqlText.quote(table)))").compactMap { row in
-            if case .text(let name) = row[1] { return name }
-            return nil
-        }
     }
 }
