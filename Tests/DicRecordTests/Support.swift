@@ -13,6 +13,8 @@ final class TestDatabase: Sendable {
     private let log = SqlLog()
     /// The PostgreSQL schema of its own (dropped after), for an engine's database.
     private let scratch: PostgresServer.Scratch?
+    /// Where the context connects, for a PostgreSQL database (a second context can open it too).
+    let postgresURL: String?
 
     var path: String { context.path }
     var db: Db { Db.use(context.configName) }
@@ -32,14 +34,16 @@ final class TestDatabase: Sendable {
         switch engine {
         case .sqlite:
             scratch = nil
+            postgresURL = nil
             context = inMemory
                 ? try DbContext.inMemory(configName: configName, options: options)
                 : try DbContext(path: folder.appendingPathComponent("db/test.sqlite").path, configName: configName, options: options)
         case .postgres:
             let scratch = try PostgresServer.scratch()
             self.scratch = scratch
+            postgresURL = PostgresServer.url(searchPath: scratch.schema)
             do {
-                context = try DbContext(postgres: PostgresServer.url(searchPath: scratch.schema) ?? "", configName: configName, options: options)
+                context = try DbContext(postgres: postgresURL ?? "", configName: configName, options: options)
             } catch {
                 scratch.finish()
                 throw error
@@ -63,6 +67,14 @@ final class TestDatabase: Sendable {
     }
 
     func clearLog() { log.clear() }
+
+    /// A new, unstarted context on this test's database (the same file, or the same PostgreSQL schema).
+    func reopen(configName: String = "main", options: DbContext.Options = DbContext.Options()) throws -> DbContext {
+        switch engine {
+        case .sqlite: try DbContext(path: path, configName: configName, options: options)
+        case .postgres: try DbContext(postgres: postgresURL ?? "", configName: configName, options: options)
+        }
+    }
 }
 
 /// Convenience: `try withDatabase { t in ... }`.

@@ -65,7 +65,7 @@ extension EngineConnection {
     package func inSchemaTransaction(_ body: () throws -> Void) throws {
         let depth = transactionDepth
         let nested = depth > 0 || isInTransaction
-        try perform(nested ? "SAVEPOINT dicrecord_schema" : beginStatement)
+        try perform(nested ? "SAVEPOINT dicrecord_schema" : schemaDialect.beginStatement ?? beginStatement)
         transactionDepth = depth + 1
         do {
             if let lock = schemaDialect.lockStatement { try perform(lock) }
@@ -97,6 +97,8 @@ package struct SchemaDialect: Sendable {
     package var caseInsensitiveKey: String
     /// A BLOB literal.
     package var blobLiteral: @Sendable (Data) -> String
+    /// Begins a schema transaction, when it differs from the engine's `beginStatement`.
+    package var beginStatement: String?
     /// Run first in a schema transaction: keeps two processes from upkeeping at once.
     package var lockStatement: String?
     /// Whether a table whose ALTER is refused is rebuilt (SQLite), rather than the refusal thrown.
@@ -105,7 +107,8 @@ package struct SchemaDialect: Sendable {
     package var fullTextSearch: Bool
 
     package init(integer: String, real: String, text: String, blob: String, implicitId: String, caseInsensitiveKey: String,
-                 blobLiteral: @escaping @Sendable (Data) -> String, lockStatement: String?, rebuildsTables: Bool, fullTextSearch: Bool) {
+                 blobLiteral: @escaping @Sendable (Data) -> String, beginStatement: String? = nil, lockStatement: String?,
+                 rebuildsTables: Bool, fullTextSearch: Bool) {
         self.integer = integer
         self.real = real
         self.text = text
@@ -113,6 +116,7 @@ package struct SchemaDialect: Sendable {
         self.implicitId = implicitId
         self.caseInsensitiveKey = caseInsensitiveKey
         self.blobLiteral = blobLiteral
+        self.beginStatement = beginStatement
         self.lockStatement = lockStatement
         self.rebuildsTables = rebuildsTables
         self.fullTextSearch = fullTextSearch
