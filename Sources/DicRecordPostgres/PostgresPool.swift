@@ -5,7 +5,8 @@ import Foundation
 /// Up to `Options.poolSize` connections, opened as needed. The rule is SQLite's pool's: a thread
 /// that holds one of this pool's connections (inside `tx`, `transaction`, `batch`, an `each`
 /// callback) runs every call of this config on it, so nested calls join and never wait for
-/// themselves; other threads take an idle connection or wait up to the busy timeout.
+/// themselves; other threads take an idle connection or wait up to the busy timeout. A call from a
+/// task inside an async transaction on this pool runs on that transaction's connection.
 final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state guarded by `gate`
     let configName: String
     let dialect = EngineDialect(total: { "coalesce(sum(\($0))::double precision, 0)" })
@@ -26,7 +27,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
         return settings
     }
     /// The connection each thread holds, per pool.
-    private static let held = ThreadSlot<[ObjectIdentifier: PostgresConnection]>()
+    private static let held = ThreadSlot<[ObjectIdentifier: any EngineConnection]>()
 
     init(target: PostgresTarget, configName: String, options: DbContext.Options, tracer: SqlTracer? = nil) throws {
         self.target = target
@@ -45,6 +46,14 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
         let id = ObjectIdentifier(self)
         let slot = Self.held.current
         if let held = slot.value?[id] { return try body(held) }
+        if let joined = try AsyncScope.join(poolID: id, { connection in
+            // Held by this thread for the call, so that the calls nested in it join too.
+            slot.value = (slot.value ?? [:]).merging([id: connection]) { $1 }
+            defer { slot.value?[id] = nil }
+            return try body(connection)
+        }) {
+            return joined
+        }
         let connection = try acquire()
         slot.value = (slot.value ?? [:]).merging([id: connection]) { $1 }
         defer {
@@ -66,6 +75,17 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
                 configName: configName)
         }
         return result
+    }
+
+    func leaseWriter() throws -> any EngineConnection {
+        try acquire()
+    }
+
+    func returnWriter(_ connection: any EngineConnection) {
+        // Only this pool's own connections are leased from it.
+        guard let connection = connection as? PostgresConnection else { return }
+        if connection.isInTransaction { try? connection.executeRollback("ROLLBACK") }
+        release(connection)
     }
 
     private func acquire() throws -> PostgresConnection {

@@ -11,14 +11,14 @@ final class AsyncPupil: Model {
 /// joins, cancellation between rows.
 @Suite struct AsyncTests {
     private func makeTable(_ db: Db, rows: Int = 0) throws {
-        try db.update("create table t (id integer primary key, v integer, s text)")
+        try db.update(db.ddl("create table t (id integer primary key, v integer, s text)"))
         if rows > 0 {
             try db.batch("insert into t (v, s) values (?, ?)", (1...rows).map { [$0, "row \($0)"] })
         }
     }
 
-    @Test func twinsReturnTheSameAsTheSyncMethods() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func twinsReturnTheSameAsTheSyncMethods(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db, rows: 20)
             let db = t.db
             #expect(try await db.find("select * from t where v > ?", 15).map { $0["v"] as Int? } == [16, 17, 18, 19, 20])
@@ -46,8 +46,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func asyncTransactionCommitsAndRollsBack() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func asyncTransactionCommitsAndRollsBack(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db)
             let db = t.db
             #expect(try await db.tx { db in
@@ -74,8 +74,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func nestedAsyncTransactionIsASavepoint() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func nestedAsyncTransactionIsASavepoint(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db)
             try await t.db.tx { db in
                 try await db.update("insert into t (v) values (1)")
@@ -95,8 +95,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func callsInsideAnAsyncTransactionSeeItsWorkAndOthersDoNot() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func callsInsideAnAsyncTransactionSeeItsWorkAndOthersDoNot(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db, rows: 3)
             let db = t.db
             try await db.tx { db in
@@ -112,8 +112,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func detachedTaskSeesOnlyCommittedRows() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func detachedTaskSeesOnlyCommittedRows(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db, rows: 3)
             let name = t.context.configName
             try await t.db.tx { db in
@@ -130,8 +130,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func daoTwinsAndModelsInsideAnAsyncTransaction() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func daoTwinsAndModelsInsideAnAsyncTransaction(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             t.context.register(AsyncPupil.self)
             try await t.db.tx { _ in
                 for (name, age) in [("ann", 9), ("bob", 12), ("cy", 15)] {
@@ -147,7 +147,7 @@ final class AsyncPupil: Model {
             #expect(older.map(\.name) == ["bob", "cy"])
             #expect(try await AsyncPupil.dao.findById(1)?.name == "ann")
             #expect(try await AsyncPupil.dao.max("age", as: Int.self) == 15)
-            #expect(try await AsyncPupil.dao.paginate(1, 2, "select *", "from AsyncPupil order by age").list.map(\.age) == [9, 12])
+            #expect(try await AsyncPupil.dao.paginate(1, 2, "select *", "from \"AsyncPupil\" order by age").list.map(\.age) == [9, 12])
             await #expect(throws: DicRecordError.self) {
                 try await t.db.tx { _ in
                     try await AsyncPupil.dao.deleteAll()
@@ -159,8 +159,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func modelWritesHaveAsyncForms() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func modelWritesHaveAsyncForms(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             t.context.register(AsyncPupil.self)
             let pupil = AsyncPupil()
             pupil.name = "dee"
@@ -184,8 +184,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func concurrentChildrenOfATransactionTakeTurns() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func concurrentChildrenOfATransactionTakeTurns(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db)
             try await t.db.tx { db in
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -206,8 +206,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func cancellationStopsALongReadBetweenRows() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func cancellationStopsALongReadBetweenRows(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db, rows: 20_000)
             let db = t.db
             let started = Counter()
@@ -238,8 +238,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func cancelledTransactionRollsBackAndFreesTheWriter() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func cancelledTransactionRollsBackAndFreesTheWriter(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db)
             let db = t.db
             let task = Task {
@@ -257,8 +257,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func manyAsyncTransactionsOnTwoCoresNeverDeadlock() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func manyAsyncTransactionsOnTwoCoresNeverDeadlock(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db)
             let db = t.db
             try await withWatchdog(seconds: 60) {
@@ -283,8 +283,8 @@ final class AsyncPupil: Model {
         }
     }
 
-    @Test func aTaskThatOutlivesItsTransactionRunsOnItsOwn() async throws {
-        try await withDatabase { t in
+    @Test(arguments: Engine.available) func aTaskThatOutlivesItsTransactionRunsOnItsOwn(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
             try makeTable(t.db)
             let db = t.db
             let gate = AsyncGate()

@@ -11,9 +11,10 @@ import Synchronization
 ///   and that task's children) use the connection; the others wait for it to end, so their work
 ///   is never rolled back with someone else's savepoint.
 /// - Nested async transactions at one depth take turns on `nestingGate(depth:)`.
+/// - It serves any engine: the pool installs the connection as its thread's while a call runs.
 final class TransactionLease: @unchecked Sendable {
     let poolID: ObjectIdentifier
-    let connection: Connection
+    let connection: any EngineConnection
     let configName: String
     private let busyTimeout: Double
     private let condition = NSCondition()
@@ -22,16 +23,17 @@ final class TransactionLease: @unchecked Sendable {
     private var openNested: [NestingToken] = []  // guarded by condition; innermost last
     private var gates: [Int: AsyncGate] = [:]    // guarded by condition
 
-    init(poolID: ObjectIdentifier, connection: Connection, configName: String, busyTimeout: Double) {
+    init(poolID: ObjectIdentifier, connection: any EngineConnection, configName: String, busyTimeout: Double) {
         self.poolID = poolID
         self.connection = connection
         self.configName = configName
         self.busyTimeout = busyTimeout
     }
 
-    /// Runs `body` with the connection installed as this thread's writer for the pool, or returns
-    /// nil when the transaction has already ended (a task that outlived it is no part of it).
-    func join<T>(_ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T? {
+    /// Runs `body` with the connection once it is this call's turn (the pool installs it as its
+    /// thread's connection inside `body`), or returns nil when the transaction has already ended
+    /// (a task that outlived it is no part of it).
+    func join<T>(_ body: (any EngineConnection) throws -> T) throws -> T? {
         let chain = AsyncScope.nesting
         condition.lock()
         let deadline = Date(timeIntervalSinceNow: busyTimeout)
@@ -52,9 +54,7 @@ final class TransactionLease: @unchecked Sendable {
         }
         inUse = true
         condition.unlock()
-        leases.writers[poolID] = connection
         defer {
-            leases.writers[poolID] = nil
             condition.lock()
             inUse = false
             condition.broadcast()
@@ -149,7 +149,7 @@ final class AsyncGate: Sendable {
 ///
 /// The task-local list is inherited by child tasks (and by unstructured `Task {}`s, whose calls
 /// join only while the transaction is open).
-enum AsyncScope {
+package enum AsyncScope {
     @TaskLocal static var transactions: [TransactionLease] = []
 
     /// The nested async transactions the current task is inside, outermost first.
@@ -159,10 +159,18 @@ enum AsyncScope {
     /// the task-local lookup entirely.
     static let openCount = Atomic<Int>(0)
 
-    /// The lease of the async transaction on pool `poolID` that the current thread or task is inside.
-    static func lease(for poolID: ObjectIdentifier, _ leases: ThreadLeases) -> TransactionLease? {
+    /// The lease of the async transaction on pool `poolID` that the current task is inside.
+    @inline(__always)
+    static func lease(for poolID: ObjectIdentifier) -> TransactionLease? {
         guard openCount.load(ordering: .relaxed) > 0 else { return nil }
         return transactions.last { $0.poolID == poolID }
+    }
+
+    /// For another engine's pool (`EnginePool.write`): runs `body` on the connection of the async
+    /// transaction on pool `poolID` the current task is inside, when it is; nil otherwise.
+    package static func join<T>(poolID: ObjectIdentifier, _ body: (any EngineConnection) throws -> T) throws -> T? {
+        guard let lease = lease(for: poolID) else { return nil }
+        return try lease.join(body)
     }
 }
 

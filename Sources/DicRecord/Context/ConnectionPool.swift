@@ -52,7 +52,7 @@ final class ConnectionPool: @unchecked Sendable {
         }
         let leases = ThreadLeases.current
         if leases.writers[id] != nil { return try body(writer) }
-        if let lease = AsyncScope.lease(for: id, leases), let result = try lease.join(leases, body) { return result }
+        if let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) { return result }
         try refuseInsideOnOpen(leases)
         try acquireWriter()
         leases.writers[id] = writer
@@ -71,6 +71,13 @@ final class ConnectionPool: @unchecked Sendable {
         return result
     }
 
+    /// Runs `body` with `writer` installed as this thread's (an async transaction's turn).
+    private func holding<T>(_ writer: Connection, _ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T {
+        leases.writers[id] = writer
+        defer { leases.writers[id] = nil }
+        return try body(writer)
+    }
+
     /// A transaction begun by raw SQL (`update("BEGIN")`) and left open would be joined by the
     /// next caller, from any thread: it is rolled back, and the call that left it throws.
     private func endStrayTransaction(_ writer: Connection) throws {
@@ -85,7 +92,10 @@ final class ConnectionPool: @unchecked Sendable {
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         let leases = ThreadLeases.current
         if let writer = leases.writers[id] { return try body(writer) }
-        if let lease = AsyncScope.lease(for: id, leases), let result = try lease.join(leases, body) { return result }
+        // A lease on this pool holds its writer (a readonly pool has none, and so no lease).
+        if let writer, let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) {
+            return result
+        }
         try refuseInsideOnOpen(leases)
         guard maxReaders > 0 else { return try write(body) }
         let held = leases.readers[id]
@@ -228,7 +238,7 @@ final class ConnectionPool: @unchecked Sendable {
         closed.store(true, ordering: .releasing)
 
         writerGate.lock()
-        let holdsWriter = leases.writers[id] != nil || AsyncScope.lease(for: id, leases) != nil
+        let holdsWriter = leases.writers[id] != nil || AsyncScope.lease(for: id) != nil
         while writerBusy, !holdsWriter, writerGate.wait(until: deadline) {}
         if writerBusy {
             writer?.interrupt()  // closed by releaseWriter

@@ -77,21 +77,29 @@ extension Db {
         // with no hop per call, and waiting for the writer blocks no cooperative thread.
         try await withTaskExecutorPreference(PoolExecutor.shared) {
             let context = try self.context()
-            let pool = try context.pool()
-            let poolID = ObjectIdentifier(pool)
+            // The writer, bound to no thread until the transaction ends: SQLite's, or a connection of the engine's pool.
+            let poolID: ObjectIdentifier
+            let leaseWriter: () throws -> any EngineConnection
+            let returnWriter: (any EngineConnection) -> Void
+            if let engine = try context.externalPool() {
+                (poolID, leaseWriter, returnWriter) = (ObjectIdentifier(engine), engine.leaseWriter, engine.returnWriter)
+            } else {
+                let pool = try context.pool()
+                (poolID, leaseWriter, returnWriter) = (ObjectIdentifier(pool), pool.leaseWriter, { _ in pool.returnWriter() })
+            }
             let enclosing = AsyncScope.transactions
             if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
                 return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
             }
             try Task.checkCancellation()
-            let connection = try pool.leaseWriter()
+            let connection = try leaseWriter()
             let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
-                                         busyTimeout: pool.busyTimeout)
+                                         busyTimeout: context.options.busyTimeout)
             AsyncScope.openCount.add(1, ordering: .relaxed)
             defer {
                 lease.end()
                 AsyncScope.openCount.subtract(1, ordering: .relaxed)
-                pool.returnWriter()
+                returnWriter(connection)
             }
             let scope = enclosing + [lease]
             try control(lease) { try begin(connection, depth: 0, outermost: true) }
@@ -149,7 +157,7 @@ extension Db {
     /// Runs a transaction's own statement (BEGIN, COMMIT, ROLLBACK, SAVEPOINT…) holding its
     /// connection; it runs even when the task is cancelled.
     private func control<R>(_ lease: TransactionLease, _ work: () throws -> R) throws -> R {
-        guard let result = try lease.join(ThreadLeases.current, { _ in try work() }) else {
+        guard let result = try lease.join({ _ in try work() }) else {
             throw DicRecordError(.misuse, "the transaction on config '\(lease.configName)' has already ended", configName: lease.configName)
         }
         return result

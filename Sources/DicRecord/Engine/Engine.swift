@@ -154,6 +154,10 @@ package protocol EnginePool: AnyObject, Sendable {
     /// Runs `body` on a connection fit for writing (joining the one this thread holds); a
     /// transaction pins that connection to the thread for its duration.
     func write<T>(_ body: (any EngineConnection) throws -> T) throws -> T
+    /// For an async transaction: a connection fit for writing, bound to no thread until
+    /// `returnWriter` (calls of the transaction's task join it through `AsyncScope.join`).
+    func leaseWriter() throws -> any EngineConnection
+    func returnWriter(_ connection: any EngineConnection)
     /// Closes the idle connections; those in use close when they are handed back.
     func close()
 }
