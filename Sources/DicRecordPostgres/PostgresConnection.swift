@@ -187,6 +187,72 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         return (statement.columnNames, Int(changed) ?? 0)
     }
 
+    /// `each`: a query read `streamBatch` rows at a time through a cursor, so that a large result
+    /// never sits in memory whole and the callback may use this connection between batches.
+    /// Outside a transaction the cursor is WITH HOLD (the server keeps the result after the
+    /// implicit commit; a write in the callback commits at once, as on SQLite); inside one it is a
+    /// plain cursor of that transaction. Statements a cursor cannot run (writes, EXPLAIN, FOR
+    /// UPDATE) are run whole by `run`.
+    @discardableResult
+    package func stream(_ sql: String, _ arguments: EncodedArguments,
+                        row: (_ columns: [String], _ values: [DatabaseValue]) throws -> Bool) throws -> [String] {
+        guard Self.canStream(sql) else { return try withoutActuallyEscaping(row) { try run(sql, arguments, row: $0).columns } }
+        var ordered: [DatabaseValue]?
+        let statement = try prepare(sql) {
+            let placeholders = try PostgresPlaceholders(sql, configName: configName)
+            ordered = try arguments.ordered(for: placeholders, sql: sql, configName: configName)
+            return ordered!
+        }
+        let values = try ordered ?? arguments.ordered(for: statement.placeholders, sql: sql, configName: configName)
+        let parameters = try values.enumerated().map { index, value in
+            try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
+        }
+        let cursor = "dicrecord_cursor_\(nextName)"
+        nextName += 1
+        let declare = "DECLARE \(cursor) NO SCROLL CURSOR \(isInTransaction ? "" : "WITH HOLD ")FOR \(statement.placeholders.text)"
+        let start = tracer?.isEnabled == true ? ContinuousClock.now : nil
+        let declared = withParameters(parameters) { count, pointers, lengths, formats in
+            statement.parameterTypes.withUnsafeBufferPointer { types in
+                PQexecParams(handle, declare, count, types.baseAddress, pointers, lengths, formats, 0)
+            }
+        }
+        guard let declared else { throw lostConnection(sql: sql) }
+        guard PQresultStatus(declared) == PGRES_COMMAND_OK else {
+            defer { PQclear(declared) }
+            throw error(declared, sql: sql, placeholders: statement.placeholders, arguments: values)
+        }
+        PQclear(declared)
+        if let start, let tracer { tracer.record(sql: sql, arguments: values, configName: configName, duration: .now - start) }
+        // Closed however the reading ends (a failed transaction drops it by itself).
+        defer { if isHealthy && PQtransactionStatus(handle) != PQTRANS_INERROR { try? execute(script: "CLOSE \(cursor)") } }
+        let fetch = "FETCH FORWARD \(Self.streamBatch) FROM \(cursor)"
+        while true {
+            guard let result = PQexecParams(handle, fetch, 0, nil, nil, nil, nil, statement.binary ? 1 : 0) else { throw lostConnection(sql: sql) }
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_TUPLES_OK else {
+                throw error(result, sql: sql, placeholders: statement.placeholders, arguments: values)
+            }
+            let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
+            for r in 0..<rows {
+                var values = [DatabaseValue]()
+                values.reserveCapacity(columns)
+                for c in 0..<columns { values.append(try value(result, r, c, statement, sql: sql)) }
+                guard try row(statement.columnNames, values) else { return statement.columnNames }
+            }
+            if rows < Self.streamBatch { return statement.columnNames }
+        }
+    }
+
+    /// Rows per FETCH of `stream`.
+    static let streamBatch = 1_000
+
+    /// Whether `sql` is a plain query a cursor can run: SELECT or VALUES, without row locks.
+    static func canStream(_ sql: String) -> Bool {
+        let text = sql.drop { $0.isWhitespace || $0 == "(" }.lowercased()
+        guard text.hasPrefix("select") || text.hasPrefix("values") else { return false }
+        return !["for update", "for no key update", "for share", "for key share"].contains { text.contains($0) }
+    }
+
     /// All rows of `sql`.
     func rows(_ sql: String, _ arguments: EncodedArguments = .positional([])) throws -> [[DatabaseValue]] {
         var rows: [[DatabaseValue]] = []
@@ -315,6 +381,21 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     static let cacheLimit = 256
 
     private func execute(_ statement: Prepared, _ parameters: [PostgresParameter], sql: String, arguments: [DatabaseValue]) throws -> OpaquePointer {
+        let result = withParameters(parameters) { count, values, lengths, formats in
+            PQexecPrepared(handle, statement.name, count, values, lengths, formats, statement.binary ? 1 : 0)
+        }
+        guard let result else { throw lostConnection(sql: sql) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY else {
+            defer { PQclear(result) }
+            throw error(result, sql: sql, placeholders: statement.placeholders, arguments: arguments)
+        }
+        return result
+    }
+
+    /// Calls `send` with libpq's parameter arrays for `parameters`: count, values, lengths, formats.
+    private func withParameters(_ parameters: [PostgresParameter],
+                                _ send: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> OpaquePointer?) -> OpaquePointer? {
         let count = parameters.count
         // One buffer for every value: text values as C strings (libpq reads text parameters up to
         // their NUL), binary ones with their length; an empty binary value still gets an address
@@ -335,13 +416,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
                 guard let offset, let base else { return nil }
                 return (base + offset).assumingMemoryBound(to: CChar.self)
             }
-            return PQexecPrepared(handle, statement.name, Int32(count), pointers, lengths, formats, statement.binary ? 1 : 0)
-        }
-        guard let result else { throw lostConnection(sql: sql) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY else {
-            defer { PQclear(result) }
-            throw error(result, sql: sql, placeholders: statement.placeholders, arguments: arguments)
+            return send(Int32(count), pointers, lengths, formats)
         }
         return result
     }

@@ -165,3 +165,55 @@ import DicRecordPostgres
         #expect(seen.statements.contains("select n from t where n = ?"))
     }
 }
+
+/// `each` on both engines: rows stream (PostgreSQL: through a cursor, a batch at a time), the
+/// callback may write on the same config between rows, and stopping early or throwing ends the read.
+@Suite struct EngineEachTests {
+    @Test(arguments: Engine.available) func eachStreamsLargeResultsAndTheCallbackMayWrite(engine: Engine) throws {
+        // One PostgreSQL connection: every call, and the cursor check at the end, use the same session.
+        var options = DbContext.Options()
+        options.poolSize = 1
+        try engine.run(options: options) { db in
+            try db.update(engine.ddl("create table n (i integer primary key, note text)"))
+            try db.batch("insert into n (i) values (?)", (1...2_500).map { [$0] })
+            try db.update(engine.ddl("create table log (i integer)"))
+            var seen = 0, sum = 0
+            try db.each("select i from n where i > ? order by i", 0) { (record: Record) -> Bool in
+                seen += 1
+                sum += (record["i"] as Int?) ?? 0
+                // A write from the callback, outside a transaction: committed at once, as on SQLite.
+                if seen % 1_000 == 0 { try db.update("insert into log (i) values (?)", seen) }
+                return true
+            }
+            #expect(seen == 2_500)
+            #expect(sum == 2_500 * 2_501 / 2)
+            #expect(try db.query("select i from log order by i", as: Int.self) == [1_000, 2_000])
+            // Stopping early, then the connection is free for the next call.
+            var first: [Int] = []
+            try db.each("select i from n order by i") { (record: Record) -> Bool in
+                first.append((record["i"] as Int?) ?? 0)
+                return first.count < 3
+            }
+            #expect(first == [1, 2, 3])
+            // A throw from the callback ends the read and comes through.
+            struct Stop: Error {}
+            #expect(throws: Stop.self) {
+                try db.each("select i from n") { (_: Record) -> Bool in throw Stop() }
+            }
+            // Inside a transaction: the callback's writes belong to it and roll back with it.
+            _ = try db.tx { db in
+                try db.each("select i from n where i <= 1500 order by i") { (record: Record) -> Bool in
+                    if (record["i"] as Int?) == 1_200 { try db.update("insert into log (i) values (?)", 1_200) }
+                    return true
+                }
+                #expect(try db.queryInt("select count(*) from log") == 3)
+                return false
+            }
+            #expect(try db.queryInt("select count(*) from log") == 2)
+            if engine == .postgres {
+                // Every cursor was closed.
+                #expect(try db.query("select name from pg_cursors where name like 'dicrecord%'", as: String.self) == [])
+            }
+        }
+    }
+}

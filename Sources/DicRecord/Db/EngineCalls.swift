@@ -17,7 +17,7 @@ extension Db {
     @inline(never)
     func engineEach(_ context: DbContext, _ sql: String, _ arguments: Arguments, _ body: (Record) throws -> Bool) throws {
         let engine = try context.externalPool()!
-        try engineRows(engine, context, sql, arguments) { layout, values in
+        try engineRows(engine, context, sql, arguments, streaming: true) { layout, values in
             try body(Record(layout: layout, values: RowValues(ContiguousArray(values))))
         }
     }
@@ -56,21 +56,24 @@ extension Db {
     /// the layout the rows share; returns the column names.
     @discardableResult
     private func engineRows(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ arguments: Arguments,
-                            _ row: (RowLayout, [DatabaseValue]) throws -> Bool) throws -> [String] {
+                            streaming: Bool = false, _ row: (RowLayout, [DatabaseValue]) throws -> Bool) throws -> [String] {
         let encoded = try arguments.encoded(context.converters, sql: sql, configName: context.configName)
         let cancellation = ThreadLeases.current.cancellation
         func run(_ connection: any EngineConnection) throws -> [String] {
             // The engine's row callback is optional, hence escaping in type; it is called only during `execute`.
             try withoutActuallyEscaping(row) { row in
                 var layout: RowLayout?
-                return try connection.execute(sql, encoded) { columns, values in
+                func each(_ columns: [String], _ values: [DatabaseValue]) throws -> Bool {
                     try cancellation?.check()
                     // The first row makes the layout the rest share.
                     let shared = layout ?? RowLayout(names: columns, registry: context.converters,
                                                      origin: ReadOrigin(sql: sql, configName: context.configName, reporter: context.tracer.reads))
                     layout = shared
                     return try row(shared, values)
-                }.columns
+                }
+                // Only a query that reads can stream (PostgreSQL's cursors take SELECT and VALUES).
+                if streaming, SqlText.access(sql) == .read { return try connection.stream(sql, encoded, row: each) }
+                return try connection.execute(sql, encoded, row: each).columns
             }
         }
         switch SqlText.access(sql) {

@@ -21,6 +21,12 @@ package protocol EngineConnection: AnyObject {
     @discardableResult
     func execute(_ sql: String, _ arguments: EncodedArguments,
                  row: ((_ columns: [String], _ values: [DatabaseValue]) throws -> Bool)?) throws -> (columns: [String], changes: Int)
+    /// `execute` for `each`: a query whose rows are read a batch at a time where the engine can
+    /// (PostgreSQL: a cursor), so that a large result never sits in memory whole and the callback
+    /// may make calls on this connection between rows.
+    @discardableResult
+    func stream(_ sql: String, _ arguments: EncodedArguments,
+                row: (_ columns: [String], _ values: [DatabaseValue]) throws -> Bool) throws -> [String]
     /// Runs a statement that undoes work (ROLLBACK, ROLLBACK TO): it runs even when the context stops.
     func executeRollback(_ sql: String) throws
 

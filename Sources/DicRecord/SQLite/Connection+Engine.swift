@@ -23,6 +23,13 @@ extension Connection: EngineConnection {
         }
     }
 
+    /// SQLite's statements already step one row at a time.
+    @discardableResult
+    package func stream(_ sql: String, _ arguments: EncodedArguments,
+                        row: (_ columns: [String], _ values: [DatabaseValue]) throws -> Bool) throws -> [String] {
+        try withoutActuallyEscaping(row) { try execute(sql, arguments, row: $0).columns }
+    }
+
     package func executeRollback(_ sql: String) throws {
         try runRollback(sql)
     }
