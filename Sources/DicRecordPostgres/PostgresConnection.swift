@@ -243,6 +243,85 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         }
     }
 
+    /// A batch: one statement with many argument lists, sent `pipelineChunk` at a time in
+    /// libpq's pipeline mode (no round trip per row), inside the caller's transaction (which the
+    /// caller rolls back on a failure). Each chunk's lists are encoded before any of it is sent;
+    /// the first failure is thrown with its position (the server skips the rest of the chunk).
+    package func executeBatch(_ sql: String, _ rows: [EncodedArguments]) throws -> [Int] {
+        guard let first = rows.first else { return [] }
+        var firstValues: [DatabaseValue]?
+        let statement: Prepared
+        do {
+            try refuseCommitOfAbortedTransaction(sql)
+            statement = try prepare(sql) {
+                let placeholders = try PostgresPlaceholders(sql, configName: configName)
+                firstValues = try first.ordered(for: placeholders, sql: sql, configName: configName)
+                return firstValues!
+            }
+        } catch {
+            throw EngineBatchFailure(index: 0, error: error)
+        }
+        func encode(_ index: Int) throws -> (values: [DatabaseValue], parameters: [PostgresParameter]) {
+            do {
+                let ordered = try (index == 0 ? firstValues : nil) ?? rows[index].ordered(for: statement.placeholders, sql: sql, configName: configName)
+                return (ordered, try ordered.enumerated().map { position, value in
+                    try PostgresParameter(value, as: statement.parameterTypes[position], index: position + 1, sql: sql, configName: configName)
+                })
+            } catch {
+                throw EngineBatchFailure(index: index, error: error)
+            }
+        }
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw EngineBatchFailure(index: 0, error: DatabaseError(resultCode: 1, message: "libpq could not enter pipeline mode: \(String(cString: PQerrorMessage(handle)))",
+                                                                    sql: sql, configName: configName))
+        }
+        defer { PQexitPipelineMode(handle) }
+        var counts: [Int] = []
+        counts.reserveCapacity(rows.count)
+        var chunk = 0..<0
+        while chunk.upperBound < rows.count {
+            chunk = chunk.upperBound..<min(chunk.upperBound + Self.pipelineChunk, rows.count)
+            let encoded = try chunk.map(encode)
+            let start = tracer?.isEnabled == true ? ContinuousClock.now : nil
+            for index in chunk {
+                let sent = withParameters(encoded[index - chunk.lowerBound].parameters) { count, pointers, lengths, formats in
+                    PQsendQueryPrepared(handle, statement.name, count, pointers, lengths, formats, 0)
+                }
+                guard sent == 1 else { throw EngineBatchFailure(index: index, error: lostConnection(sql: sql)) }
+            }
+            guard PQpipelineSync(handle) == 1 else { throw EngineBatchFailure(index: chunk.lowerBound, error: lostConnection(sql: sql)) }
+            // One result per statement (then a NULL), then the sync's.
+            var failure: EngineBatchFailure?
+            for index in chunk {
+                guard let result = PQgetResult(handle) else { throw EngineBatchFailure(index: index, error: lostConnection(sql: sql)) }
+                let status = PQresultStatus(result)
+                if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                    counts.append(Int(String(cString: PQcmdTuples(result))) ?? 0)
+                } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
+                    failure = EngineBatchFailure(index: index, error: error(result, sql: sql, placeholders: statement.placeholders,
+                                                                            arguments: encoded[index - chunk.lowerBound].values))
+                }
+                PQclear(result)
+                while let extra = PQgetResult(handle) { PQclear(extra) }
+            }
+            while let result = PQgetResult(handle) {
+                let status = PQresultStatus(result)
+                PQclear(result)
+                if status == PGRES_PIPELINE_SYNC { break }
+            }
+            if let start, let tracer {
+                let each = (ContinuousClock.now - start) / chunk.count
+                for item in encoded { tracer.record(sql: sql, arguments: item.values, configName: configName, duration: each) }
+            }
+            if let failure { throw failure }
+        }
+        return counts
+    }
+
+    /// Statements sent per pipeline sync by `executeBatch` (their results stay well within the
+    /// socket buffers, so blocking sends never wait on results not yet read).
+    static let pipelineChunk = 256
+
     /// Rows per FETCH of `stream`.
     static let streamBatch = 1_000
 
@@ -394,8 +473,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     }
 
     /// Calls `send` with libpq's parameter arrays for `parameters`: count, values, lengths, formats.
-    private func withParameters(_ parameters: [PostgresParameter],
-                                _ send: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> OpaquePointer?) -> OpaquePointer? {
+    private func withParameters<R>(_ parameters: [PostgresParameter],
+                                   _ send: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> R) -> R {
         let count = parameters.count
         // One buffer for every value: text values as C strings (libpq reads text parameters up to
         // their NUL), binary ones with their length; an empty binary value still gets an address
@@ -410,7 +489,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         }
         let lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
         let formats = parameters.map { Int32($0.binary ? 1 : 0) }
-        let result: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+        return bytes.withUnsafeBufferPointer { buffer in
             let base = UnsafeRawPointer(buffer.baseAddress)
             let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
                 guard let offset, let base else { return nil }
@@ -418,7 +497,6 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
             }
             return send(Int32(count), pointers, lengths, formats)
         }
-        return result
     }
 
     // MARK: Errors

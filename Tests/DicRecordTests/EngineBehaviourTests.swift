@@ -217,3 +217,36 @@ import DicRecordPostgres
         }
     }
 }
+
+/// `batch(sql, rows)` on both engines (PostgreSQL: pipelined, 256 statements per sync).
+@Suite struct EngineBatchTests {
+    @Test(arguments: Engine.available) func aLongBatchIsAtomicAndNamesTheItemThatFailed(engine: Engine) throws {
+        try engine.run { db in
+            try db.update(engine.ddl("create table b (i integer primary key, t text not null)"))
+            let rows: [[DatabaseArgument]] = (1...1_000).map { [$0, "row \($0)"] }
+            #expect(try db.batch("insert into b (i, t) values (?, ?)", rows) == Array(repeating: 1, count: 1_000))
+            #expect(try db.queryInt("select sum(i) from b") == 500_500)
+            // Item 701 of 1,000 (in the third pipeline chunk) breaks the key: nothing of the batch stays.
+            var clashing: [[DatabaseArgument]] = (1_001...2_000).map { [$0, "row \($0)"] }
+            clashing[700] = [5, "clash"]
+            let error = try #require(throws: DatabaseError.self) { try db.batch("insert into b (i, t) values (?, ?)", clashing) }
+            #expect(error.batchPosition?.index == 700)
+            #expect(error.resultCode == 19)
+            #expect(try db.queryInt("select count(*) from b") == 1_000)
+            // A value the statement cannot take is refused, naming its item too; nothing of the batch stays.
+            var bad = clashing
+            bad[700] = [3_000, nil]
+            let refused = try #require(throws: DatabaseError.self) { try db.batch("insert into b (i, t) values (?, ?)", bad) }
+            #expect(refused.batchPosition?.index == 700)
+            #expect(try db.queryInt("select count(*) from b") == 1_000)
+            // Inside a transaction, a caught batch failure leaves the transaction usable.
+            let committed = try db.tx { db in
+                #expect(throws: DatabaseError.self) { try db.batch("insert into b (i, t) values (?, ?)", clashing) }
+                try db.update("insert into b (i, t) values (?, ?)", 5_000, "after")
+                return true
+            }
+            #expect(committed)
+            #expect(try db.queryInt("select count(*) from b") == 1_001)
+        }
+    }
+}

@@ -76,6 +76,20 @@ struct PostgresBenchmarks {
                     try raw.exec("COMMIT")
                     return rows
                 }
+                // The same rows in libpq's pipeline mode (what DicRecord's batch does), 256 per sync.
+                w.measure("raw pipelined", setUp: { clear() }) {
+                    try raw.exec("BEGIN")
+                    var n = 1
+                    while n <= rows {
+                        let end = min(n + 255, rows)
+                        try raw.pipeline { send in
+                            for k in n...end { send(Int64(k), Int64(k * 7), Double(k) / 3, "item \(k)") }
+                        }
+                        n = end + 1
+                    }
+                    try raw.exec("COMMIT")
+                    return rows
+                }
                 w.measure("dicrecord batch(sql, rows)", setUp: { clear() }) {
                     try db.batch("INSERT INTO bench_items (id, i, r, t) VALUES (?, ?, ?, ?)",
                                  (1...rows).map { [$0, $0 * 7, Double($0) / 3, "item \($0)"] }).count
@@ -136,6 +150,37 @@ final class RawPostgres {
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_TUPLES_OK, let result else { throw BenchError(String(cString: PQerrorMessage(handle))) }
         return try read(result, Int(PQntuples(result)))
+    }
+
+    /// Sends the inserts `body` hands to `send` in pipeline mode, then one sync, and reads every result.
+    func pipeline(_ body: ((Int64, Int64, Double, String) -> Void) -> Void) throws {
+        let name = try prepare("INSERT INTO bench_items (id, i, r, t) VALUES ($1, $2, $3, $4)", types: [20, 20, 701, 25])
+        guard PQenterPipelineMode(handle) == 1 else { throw BenchError(String(cString: PQerrorMessage(handle))) }
+        defer { PQexitPipelineMode(handle) }
+        var sent = 0
+        body { id, i, r, t in
+            var a = id.bigEndian, b = i.bigEndian, c = r.bitPattern.bigEndian
+            withUnsafeBytes(of: &a) { a in withUnsafeBytes(of: &b) { b in withUnsafeBytes(of: &c) { c in
+                t.withCString { text in
+                    let pointers: [UnsafePointer<CChar>?] = [a.baseAddress!.assumingMemoryBound(to: CChar.self), b.baseAddress!.assumingMemoryBound(to: CChar.self),
+                                                            c.baseAddress!.assumingMemoryBound(to: CChar.self), text]
+                    if PQsendQueryPrepared(handle, name, 4, pointers, [8, 8, 8, 0], [1, 1, 1, 0], 1) == 1 { sent += 1 }
+                }
+            } } }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw BenchError(String(cString: PQerrorMessage(handle))) }
+        for _ in 0..<sent {
+            guard let result = PQgetResult(handle) else { throw BenchError(String(cString: PQerrorMessage(handle))) }
+            let status = PQresultStatus(result)
+            PQclear(result)
+            guard status == PGRES_COMMAND_OK else { throw BenchError(String(cString: PQerrorMessage(handle))) }
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        while let result = PQgetResult(handle) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
     }
 
     func insert(_ id: Int64, _ i: Int64, _ r: Double, _ t: String) throws {

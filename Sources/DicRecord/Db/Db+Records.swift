@@ -179,7 +179,7 @@ extension Db {
     func runBatch(_ sql: String, _ rows: [[DatabaseArgument]]) throws -> [Int] {
         guard !rows.isEmpty else { return [] }
         let context = try context()
-        if let engine = try context.externalPool() { return try engineBatch(engine, context, rows.map { (sql, .positional($0)) }) }
+        if let engine = try context.externalPool() { return try engineBatch(engine, context, sql, rows) }
         return try context.pool().write { connection in
             try inTransaction(connection, {
                 try connection.runEach(sql, rows.map { .positional($0) })

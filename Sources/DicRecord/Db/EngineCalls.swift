@@ -105,6 +105,24 @@ extension Db {
         }
     }
 
+    /// One statement run once per argument list, sent together where the engine can.
+    func engineBatch(_ engine: any EnginePool, _ context: DbContext, _ sql: String, _ rows: [[DatabaseArgument]]) throws -> [Int] {
+        let encoded = try rows.enumerated().map { index, row in
+            try batchItem(index, of: rows.count) {
+                try Arguments.positional(row).encoded(context.converters, sql: sql, configName: context.configName)
+            }
+        }
+        return try engine.write { connection in
+            try inTransaction(connection, {
+                do {
+                    return try connection.executeBatch(sql, encoded)
+                } catch let failure as EngineBatchFailure {
+                    return try batchItem(failure.index, of: rows.count) { throw failure.error }
+                }
+            }, commit: { _ in true })
+        }
+    }
+
     /// Inserts `records`; a missing single key is left for the database to generate and comes
     /// back by `RETURNING`, written into the record. With `namingFailedItem` (a batch), an error
     /// says which record failed.

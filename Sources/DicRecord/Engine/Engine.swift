@@ -27,6 +27,10 @@ package protocol EngineConnection: AnyObject {
     @discardableResult
     func stream(_ sql: String, _ arguments: EncodedArguments,
                 row: (_ columns: [String], _ values: [DatabaseValue]) throws -> Bool) throws -> [String]
+    /// Runs `sql` once per argument list (a batch, inside the caller's transaction), sending them
+    /// together where the engine can (PostgreSQL's pipeline mode); returns the rows each changed.
+    /// A failure throws `EngineBatchFailure`, naming the list that failed.
+    func executeBatch(_ sql: String, _ rows: [EncodedArguments]) throws -> [Int]
     /// Runs a statement that undoes work (ROLLBACK, ROLLBACK TO): it runs even when the context stops.
     func executeRollback(_ sql: String) throws
 
@@ -135,6 +139,17 @@ package struct SchemaDialect: Sendable {
         case .text: text
         case .blob: blob
         }
+    }
+}
+
+/// A batch item that failed: its position in the batch and the error.
+package struct EngineBatchFailure: Error {
+    package let index: Int
+    package let error: any Error
+
+    package init(index: Int, error: any Error) {
+        self.index = index
+        self.error = error
     }
 }
 

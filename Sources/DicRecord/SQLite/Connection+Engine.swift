@@ -30,6 +30,16 @@ extension Connection: EngineConnection {
         try withoutActuallyEscaping(row) { try execute(sql, arguments, row: $0).columns }
     }
 
+    package func executeBatch(_ sql: String, _ rows: [EncodedArguments]) throws -> [Int] {
+        try rows.enumerated().map { index, row in
+            do {
+                return try execute(sql, row, row: nil).changes
+            } catch {
+                throw EngineBatchFailure(index: index, error: error)
+            }
+        }
+    }
+
     package func executeRollback(_ sql: String) throws {
         try runRollback(sql)
     }
