@@ -42,6 +42,10 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     private let handle: OpaquePointer
     private var prepared: [String: Prepared] = [:]
     private var nextName = 0
+    /// The sequence behind each `table\0key` asked about (nil: none), for `keysWereSupplied`.
+    var sequences: [String: String?] = [:]
+    /// Statements dropped from the cache in a failed transaction: deallocated with the next eviction.
+    private var staleNames: [String] = []
     private var isClosed = false
     /// Depth of transaction nesting: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     package var transactionDepth = 0
@@ -134,7 +138,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     var serverVersion: Int { Int(PQserverVersion(handle)) }
 
     /// Whether the connection to the server still works (libpq marks it bad when it drops).
-    var isHealthy: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
+    /// (One left in pipeline mode by a failed batch is not: it could run no ordinary statement.)
+    var isHealthy: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK && PQpipelineStatus(handle) == PQ_PIPELINE_OFF }
 
     // MARK: Running
 
@@ -145,7 +150,9 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
              reprepared: Bool = false) throws -> (columns: [String], changes: Int) {
         try refuseCommitOfAbortedTransaction(sql)
         var ordered: [DatabaseValue]?
+        var fresh = false
         let statement = try prepare(sql) {
+            fresh = true
             let placeholders = try PostgresPlaceholders(sql, configName: configName)
             ordered = try arguments.ordered(for: placeholders, sql: sql, configName: configName)
             return ordered!
@@ -158,12 +165,13 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         let result: OpaquePointer
         do {
             result = try execute(statement, parameters, sql: sql, arguments: values)
-        } catch let error as DatabaseError where error.sqlState == "0A000" && !isInTransaction && !reprepared {
-            // "cached plan must not change result type": the table changed since this connection
-            // prepared the statement (`select *` after ALTER TABLE). Outside a transaction nothing
-            // was done: prepared again and run once more, as SQLite re-prepares by itself.
-            // (Inside one, the transaction is already aborted: the error goes to the caller.)
-            try forget(statement)
+        } catch let error as DatabaseError where !fresh && Self.isStalePlan(error) {
+            // The table changed since this connection prepared the statement (`select *` after
+            // ALTER TABLE): it is forgotten, so the next run prepares it afresh. Outside a
+            // transaction nothing was done, and it runs again now, as SQLite re-prepares by
+            // itself; inside one the transaction is aborted, and the error goes to the caller.
+            forget(sql: sql)
+            guard !isInTransaction, !reprepared else { throw error }
             return try run(sql, arguments, row: row, reprepared: true)
         }
         defer { PQclear(result) }
@@ -196,7 +204,15 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     @discardableResult
     package func stream(_ sql: String, _ arguments: EncodedArguments,
                         row: (_ columns: [String], _ values: [DatabaseValue]) throws -> Bool) throws -> [String] {
-        guard Self.canStream(sql) else { return try withoutActuallyEscaping(row) { try run(sql, arguments, row: $0).columns } }
+        try stream(sql, arguments, reprepared: false, row: row)
+    }
+
+    private func stream(_ sql: String, _ arguments: EncodedArguments, reprepared: Bool,
+                        row: (_ columns: [String], _ values: [DatabaseValue]) throws -> Bool) throws -> [String] {
+        let inTransaction = isInTransaction
+        guard Self.canStream(sql, inTransaction: inTransaction) else {
+            return try withoutActuallyEscaping(row) { try run(sql, arguments, row: $0).columns }
+        }
         var ordered: [DatabaseValue]?
         let statement = try prepare(sql) {
             let placeholders = try PostgresPlaceholders(sql, configName: configName)
@@ -219,13 +235,20 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         guard let declared else { throw lostConnection(sql: sql) }
         guard PQresultStatus(declared) == PGRES_COMMAND_OK else {
             defer { PQclear(declared) }
-            throw error(declared, sql: sql, placeholders: statement.placeholders, arguments: values)
+            let failure = error(declared, sql: sql, placeholders: statement.placeholders, arguments: values)
+            // A query no cursor takes: outside a transaction the refusal changed nothing, and it runs whole.
+            if !inTransaction, PQstatus(handle) == CONNECTION_OK {
+                return try withoutActuallyEscaping(row) { try run(sql, arguments, row: $0).columns }
+            }
+            throw failure
         }
         PQclear(declared)
         if let start, let tracer { tracer.record(sql: sql, arguments: values, configName: configName, duration: .now - start) }
         // Closed however the reading ends (a failed transaction drops it by itself).
-        defer { if isHealthy && PQtransactionStatus(handle) != PQTRANS_INERROR { try? execute(script: "CLOSE \(cursor)") } }
+        var isOpen = true
+        defer { if isOpen && isHealthy && PQtransactionStatus(handle) != PQTRANS_INERROR { try? execute(script: "CLOSE \(cursor)") } }
         let fetch = "FETCH FORWARD \(Self.streamBatch) FROM \(cursor)"
+        var checked = false
         while true {
             guard let result = PQexecParams(handle, fetch, 0, nil, nil, nil, nil, statement.binary ? 1 : 0) else { throw lostConnection(sql: sql) }
             defer { PQclear(result) }
@@ -233,6 +256,23 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
                 throw error(result, sql: sql, placeholders: statement.placeholders, arguments: values)
             }
             let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
+            // The cursor ran the SQL as the table is now; the cached description may be older (a
+            // column added, renamed or retyped since): then it is described again.
+            if !checked {
+                checked = true
+                let names = (0..<columns).map { String(cString: PQfname(result, Int32($0))) }
+                let types = (0..<columns).map { UInt32(PQftype(result, Int32($0))) }
+                if names != statement.columnNames || types != statement.columnTypes {
+                    forget(sql: sql)
+                    guard !reprepared else {
+                        throw DatabaseError(resultCode: 17, message: "the result's columns changed while the query was being prepared (the table is being altered); run it again",
+                                            sql: sql, configName: configName, sqlState: "0A000")
+                    }
+                    isOpen = false
+                    try execute(script: "CLOSE \(cursor)")
+                    return try stream(sql, arguments, reprepared: true, row: row)
+                }
+            }
             for r in 0..<rows {
                 var values = [DatabaseValue]()
                 values.reserveCapacity(columns)
@@ -293,7 +333,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
             // One result per statement (then a NULL), then the sync's.
             var failure: EngineBatchFailure?
             for index in chunk {
-                guard let result = PQgetResult(handle) else { throw EngineBatchFailure(index: index, error: lostConnection(sql: sql)) }
+                guard let result = PQgetResult(handle) else { throw failure ?? EngineBatchFailure(index: index, error: lostConnection(sql: sql)) }
                 let status = PQresultStatus(result)
                 if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
                     counts.append(Int(String(cString: PQcmdTuples(result))) ?? 0)
@@ -325,11 +365,16 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// Rows per FETCH of `stream`.
     static let streamBatch = 1_000
 
-    /// Whether `sql` is a plain query a cursor can run: SELECT or VALUES, without row locks.
-    static func canStream(_ sql: String) -> Bool {
-        let text = sql.drop { $0.isWhitespace || $0 == "(" }.lowercased()
-        guard text.hasPrefix("select") || text.hasPrefix("values") else { return false }
-        return !["for update", "for no key update", "for share", "for key share"].contains { text.contains($0) }
+    /// Whether `sql` is a plain query a cursor can run: SELECT or VALUES, with no INTO and no row
+    /// locks. Outside a transaction a refused DECLARE changes nothing and the query runs whole;
+    /// inside one it would abort the transaction, so there a comment (which could hide the words
+    /// looked for) also keeps the query out of a cursor.
+    static func canStream(_ sql: String, inTransaction: Bool) -> Bool {
+        let text = sql.lowercased().split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        let start = text.drop { $0 == " " || $0 == "(" }
+        guard start.hasPrefix("select") || start.hasPrefix("values") else { return false }
+        if inTransaction && (text.contains("--") || text.contains("/*")) { return false }
+        return ![" into ", "for update", "for no key update", "for share", "for key share"].contains { text.contains($0) }
     }
 
     /// All rows of `sql`.
@@ -378,7 +423,9 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     private func prepare(_ sql: String, _ values: () throws -> [DatabaseValue]) throws -> Prepared {
         if let known = prepared[sql] { return known }
         let placeholders = try PostgresPlaceholders(sql, configName: configName)
-        let kinds = try values().map(Self.declaredType)
+        var kinds = try values().map(Self.declaredType)
+        // Nothing to go by (`select ? is null` with nil): text, PostgreSQL's own choice for an untyped literal.
+        if !kinds.isEmpty, kinds.allSatisfy({ $0 == 0 }) { kinds = kinds.map { _ in PostgresType.text } }
         let typedKey = sql + "\u{0}" + kinds.map(String.init).joined(separator: ",")
         if let known = prepared[typedKey] { return known }
         try evictIfFull()
@@ -400,14 +447,13 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         }
     }
 
-    /// The parameter type an argument declares when the SQL gives none: its storage class's (a
-    /// NULL as text, PostgreSQL's own choice for an untyped literal).
+    /// The parameter type an argument declares when the SQL gives none (0: let the server decide).
     private static func declaredType(_ value: DatabaseValue) -> UInt32 {
         switch value {
         case .integer: PostgresType.int8
         case .real: PostgresType.float8
         case .blob: PostgresType.bytea
-        case .null, .text: PostgresType.text
+        case .null, .text: 0
         }
     }
 
@@ -444,16 +490,31 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// At `cacheLimit` statements, this connection's are deallocated on the server (its own names
     /// only: statements a user PREPAREd stay) and forgotten; never inside a failed transaction.
     private func evictIfFull() throws {
-        guard prepared.count >= Self.cacheLimit, PQtransactionStatus(handle) != PQTRANS_INERROR else { return }
-        let names = Set(prepared.values.map(\.name))
+        guard prepared.count + staleNames.count >= Self.cacheLimit, PQtransactionStatus(handle) != PQTRANS_INERROR else { return }
+        let names = Set(prepared.values.map(\.name) + staleNames)
+        staleNames = []
         try execute(script: names.map { "DEALLOCATE \($0)" }.joined(separator: "; "))
         prepared.removeAll()
     }
 
-    /// Drops `statement` from the cache and the server.
-    private func forget(_ statement: Prepared) throws {
-        prepared = prepared.filter { $0.value.name != statement.name }
-        try execute(script: "DEALLOCATE \(statement.name)")
+    /// PostgreSQL's "cached plan must not change result type": a prepared statement outlived a schema change.
+    private static func isStalePlan(_ error: DatabaseError) -> Bool {
+        error.sqlState == "0A000" && error.message.contains("cached plan must not change result type")
+    }
+
+    /// Drops every cached statement of `sql` (its typed forms too); the server forgets them at
+    /// once, or, in a failed transaction, with the next deallocation.
+    private func forget(sql: String) {
+        let typed = sql + "\u{0}"
+        let stale = prepared.filter { $0.key == sql || $0.key.hasPrefix(typed) }
+        for key in stale.keys { prepared[key] = nil }
+        let names = stale.values.map(\.name)
+        guard !names.isEmpty else { return }
+        if PQtransactionStatus(handle) == PQTRANS_INERROR {
+            staleNames += names
+        } else {
+            try? execute(script: names.map { "DEALLOCATE \($0)" }.joined(separator: "; "))
+        }
     }
 
     /// Prepared statements kept per connection.

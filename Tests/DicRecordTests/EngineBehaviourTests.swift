@@ -223,11 +223,11 @@ import DicRecordPostgres
     @Test(arguments: Engine.available) func aLongBatchIsAtomicAndNamesTheItemThatFailed(engine: Engine) throws {
         try engine.run { db in
             try db.update(engine.ddl("create table b (i integer primary key, t text not null)"))
-            let rows: [[DatabaseArgument]] = (1...1_000).map { [$0, "row \($0)"] }
+            let rows = (1...1_000).map { (n: Int) -> [DatabaseArgument] in [n, "row \(n)"] }
             #expect(try db.batch("insert into b (i, t) values (?, ?)", rows) == Array(repeating: 1, count: 1_000))
             #expect(try db.queryInt("select sum(i) from b") == 500_500)
             // Item 701 of 1,000 (in the third pipeline chunk) breaks the key: nothing of the batch stays.
-            var clashing: [[DatabaseArgument]] = (1_001...2_000).map { [$0, "row \($0)"] }
+            var clashing = (1_001...2_000).map { (n: Int) -> [DatabaseArgument] in [n, "row \(n)"] }
             clashing[700] = [5, "clash"]
             let error = try #require(throws: DatabaseError.self) { try db.batch("insert into b (i, t) values (?, ?)", clashing) }
             #expect(error.batchPosition?.index == 700)

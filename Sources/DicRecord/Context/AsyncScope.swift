@@ -90,11 +90,14 @@ final class TransactionLease: @unchecked Sendable {
         return !ended
     }
 
-    /// Marks the transaction over: later calls through this lease run on their own.
+    /// Marks the transaction over: later calls through this lease run on their own. Returns once
+    /// no call is using the connection (a task that outlived the transaction may be in one), so
+    /// that the connection goes back to its pool unused.
     func end() {
         condition.lock()
         ended = true
         condition.broadcast()
+        while inUse { condition.wait() }
         condition.unlock()
     }
 

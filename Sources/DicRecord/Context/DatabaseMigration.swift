@@ -29,6 +29,9 @@ struct DatabaseMigration: Sendable {
         for step in steps where step.version > current {
             do {
                 try connection.inSchemaTransaction {
+                    // Read again under the schema lock: another server starting at the same
+                    // time may have run this step since (each step runs once).
+                    guard try connection.databaseVersion() < step.version else { return }
                     try step.body(db)
                     try connection.setDatabaseVersion(step.version)
                 }

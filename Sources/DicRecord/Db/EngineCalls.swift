@@ -130,9 +130,11 @@ extension Db {
         let key = plan.keys.count == 1 ? plan.keys[0] : nil
         var counts: [Int] = []
         counts.reserveCapacity(records.count)
+        var supplied = false
         for (index, record) in records.enumerated() {
             func save() throws -> Int {
                 let row = try record.insertSnapshot(key: key)
+                if key != nil && !row.keyIsMissing { supplied = true }
                 var sql = SqlText.insert(into: plan.table, columns: row.names)
                 // RETURNING * rather than the key: a table need not have the key column it is saved by.
                 if key != nil && row.keyIsMissing { sql += " RETURNING *" }
@@ -146,6 +148,7 @@ extension Db {
             }
             counts.append(namingFailedItem ? try batchItem(index, of: records.count, save) : try save())
         }
+        if supplied, let key { try connection.keysWereSupplied(table: plan.table, key: key) }
         return counts
     }
 }

@@ -47,6 +47,10 @@ package protocol EngineConnection: AnyObject {
     func indexNames(of table: String) throws -> [String]
     /// The columns of each of the table's unique indexes (not the primary key, not partial), oldest first.
     func uniqueKeys(of table: String) throws -> [[String]]
+    /// Rows with their own values for `key` were inserted into `table`: an engine whose generated
+    /// keys come from a sequence moves it past them (PostgreSQL's identity), as SQLite's
+    /// AUTOINCREMENT continues after the largest key by itself.
+    func keysWereSupplied(table: String, key: String) throws
     /// The version the database's own migrations have brought it to (0: none).
     func databaseVersion() throws -> Int
     func setDatabaseVersion(_ version: Int) throws
@@ -78,12 +82,15 @@ extension EngineConnection {
         try perform(nested ? "SAVEPOINT dicrecord_schema" : schemaDialect.beginStatement ?? beginStatement)
         transactionDepth = depth + 1
         do {
-            if let lock = schemaDialect.lockStatement { try perform(lock) }
+            for statement in schemaDialect.lockStatements { try perform(statement) }
             try body()
             transactionDepth = depth
             try perform(nested ? "RELEASE dicrecord_schema" : "COMMIT")
+            // Saves made in it (a migration's) are kept, or belong to the enclosing transaction.
+            keepSaves(committedAt: depth)
         } catch {
             transactionDepth = depth
+            undoSaves(rolledBackAt: depth)
             if isInTransaction {
                 if nested {
                     try? executeRollback("ROLLBACK TO dicrecord_schema")
@@ -110,15 +117,17 @@ package struct SchemaDialect: Sendable {
     /// Begins a schema transaction, when it differs from the engine's `beginStatement`.
     package var beginStatement: String?
     /// Run first in a schema transaction: keeps two processes from upkeeping at once.
-    package var lockStatement: String?
+    package var lockStatements: [String]
+    /// The longest name the engine keeps (PostgreSQL cuts longer ones to 63 bytes).
+    package var maxNameLength: Int
     /// Whether a table whose ALTER is refused is rebuilt (SQLite), rather than the refusal thrown.
     package var rebuildsTables: Bool
     /// Whether models' `searchColumns` are kept in a full-text index (SQLite's FTS5).
     package var fullTextSearch: Bool
 
     package init(integer: String, real: String, text: String, blob: String, implicitId: String, caseInsensitiveKey: String,
-                 blobLiteral: @escaping @Sendable (Data) -> String, beginStatement: String? = nil, lockStatement: String?,
-                 rebuildsTables: Bool, fullTextSearch: Bool) {
+                 blobLiteral: @escaping @Sendable (Data) -> String, beginStatement: String? = nil, lockStatements: [String],
+                 maxNameLength: Int, rebuildsTables: Bool, fullTextSearch: Bool) {
         self.integer = integer
         self.real = real
         self.text = text
@@ -127,9 +136,22 @@ package struct SchemaDialect: Sendable {
         self.caseInsensitiveKey = caseInsensitiveKey
         self.blobLiteral = blobLiteral
         self.beginStatement = beginStatement
-        self.lockStatement = lockStatement
+        self.lockStatements = lockStatements
+        self.maxNameLength = maxNameLength
         self.rebuildsTables = rebuildsTables
         self.fullTextSearch = fullTextSearch
+    }
+
+    /// `name` as the engine keeps it: a name longer than it takes ends in a hash of the whole
+    /// name instead, so two long names never become one (and a kept name is found again).
+    package func name(_ name: String) -> String {
+        guard name.utf8.count > maxNameLength else { return name }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a, stable across runs
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let suffix = "_" + String(hash, radix: 16)
+        var head = Substring(name)
+        while head.utf8.count > maxNameLength - suffix.utf8.count { head = head.dropLast() }
+        return head + suffix
     }
 
     package func typeName(_ type: StorageType) -> String {

@@ -107,6 +107,9 @@ extension Model {
                 returned = row[0]
                 return true
             }
+            if supplied.contains(where: { RowLayout.sameColumn($0.0, "id") && $0.1 != .null }) {
+                try connection.keysWereSupplied(table: table, key: "id")
+            }
             RollbackUndo.finishSave(storage, key: "id", generated: returned == .null ? nil : returned, on: connection)
             return returned != nil || !hasIdColumn
         }

@@ -52,8 +52,8 @@ extension Connection: EngineConnection {
         integer: "INTEGER", real: "REAL", text: "TEXT", blob: "BLOB",
         implicitId: "\"id\" INTEGER PRIMARY KEY AUTOINCREMENT", caseInsensitiveKey: " COLLATE NOCASE",
         blobLiteral: { "X'" + $0.map { String(format: "%02X", $0) }.joined() + "'" },
-        lockStatement: nil,   // BEGIN IMMEDIATE takes the write lock
-        rebuildsTables: true, fullTextSearch: true)
+        lockStatements: [],   // BEGIN IMMEDIATE takes the write lock
+        maxNameLength: Int.max, rebuildsTables: true, fullTextSearch: true)
 
     package func tableExists(_ table: String) throws -> Bool {
         try !rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", .values([.text(table)])).isEmpty
@@ -83,6 +83,9 @@ extension Connection: EngineConnection {
             }
         }
     }
+
+    /// SQLite continues after the largest key by itself.
+    package func keysWereSupplied(table: String, key: String) throws {}
 
     package func databaseVersion() throws -> Int {
         if case .integer(let version) = try rows("PRAGMA user_version").first?.first { return Int(version) }

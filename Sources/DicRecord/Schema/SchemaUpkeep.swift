@@ -249,12 +249,14 @@ struct SchemaUpkeep {
     // MARK: Indexes
 
     private func managedIndexes(_ table: String) throws -> [String] {
-        let prefix = Model.Index.prefix(table: table)
+        // A prefix too long for the engine was cut with the name (see `SchemaDialect.name`).
+        var prefix = Substring(Model.Index.prefix(table: table))
+        while prefix.utf8.count > Swift.min(prefix.utf8.count, dialect.maxNameLength - 17) { prefix = prefix.dropLast() }
         return try connection.indexNames(of: table).filter { $0.hasPrefix(prefix) }
     }
 
     private func dropStaleIndexes(_ schema: ModelSchema) throws {
-        let declared = Set(schema.indexes.map { $0.name(table: schema.tableName) })
+        let declared = Set(schema.indexes.map { dialect.name($0.name(table: schema.tableName)) })
         for name in try managedIndexes(schema.tableName) where !declared.contains(name) {
             try connection.perform("DROP INDEX \(SqlText.quote(name))")
         }
@@ -263,7 +265,7 @@ struct SchemaUpkeep {
     private func createIndexes(_ schema: ModelSchema) throws {
         for index in schema.indexes {
             try connection.perform("""
-                CREATE \(index.unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SqlText.quote(index.name(table: schema.tableName))) \
+                CREATE \(index.unique ? "UNIQUE " : "")INDEX IF NOT EXISTS \(SqlText.quote(dialect.name(index.name(table: schema.tableName)))) \
                 ON \(SqlText.quote(schema.tableName)) (\(index.columns.map(SqlText.quote).joined(separator: ", ")))
                 """)
         }
