@@ -42,6 +42,10 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     private let handle: OpaquePointer
     private var prepared: [String: Prepared] = [:]
     private var nextName = 0
+    /// Whether a statement that may write ran since the pool last took the WAL position.
+    var mayHaveWritten = false
+    /// Statements run to completion on this connection (a read that failed before any did can go elsewhere).
+    private(set) var statementsRun = 0
     /// The sequence behind each `table\0key` asked about (nil: none), for `keysWereSupplied`.
     var sequences: [String: String?] = [:]
     /// Statements dropped from the cache in a failed transaction: deallocated with the next eviction.
@@ -176,6 +180,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         }
         defer { PQclear(result) }
         if let start, let tracer { tracer.record(sql: sql, arguments: values, configName: configName, duration: .now - start) }
+        statementsRun += 1
+        if !Self.onlyReads(sql) { mayHaveWritten = true }
         if sql == "COMMIT", String(cString: PQcmdStatus(result)) == "ROLLBACK" {
             // The server turned the COMMIT into a rollback: say so, never report it committed.
             throw DatabaseError(resultCode: 1, message: "COMMIT rolled back: the transaction had failed\(abortedBy.map { " (\($0))" } ?? ""); nothing of it was committed",
@@ -243,6 +249,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
             throw failure
         }
         PQclear(declared)
+        statementsRun += 1
         if let start, let tracer { tracer.record(sql: sql, arguments: values, configName: configName, duration: .now - start) }
         // Closed however the reading ends (a failed transaction drops it by itself).
         var isOpen = true
@@ -311,6 +318,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
                 throw EngineBatchFailure(index: index, error: error)
             }
         }
+        mayHaveWritten = true
         guard PQenterPipelineMode(handle) == 1 else {
             throw EngineBatchFailure(index: 0, error: DatabaseError(resultCode: 1, message: "libpq could not enter pipeline mode: \(String(cString: PQerrorMessage(handle)))",
                                                                     sql: sql, configName: configName))
@@ -396,6 +404,40 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
             throw error(result, sql: sql, placeholders: nil, arguments: [])
         }
+        statementsRun += 1
+        if !Self.onlyReads(sql) { mayHaveWritten = true }
+    }
+
+    /// Whether `sql` cannot change data: a SELECT, VALUES, SHOW or a cursor's FETCH/CLOSE/DECLARE
+    /// (a SELECT calling a function that writes is not seen: read-your-writes after it needs `Db.primary`).
+    private static func onlyReads(_ sql: String) -> Bool {
+        let word = sql.drop { $0.isWhitespace || $0 == "(" }.prefix(8).lowercased()
+        return ["select", "values", "show", "fetch", "close", "declare", "deallocat"].contains { word.hasPrefix($0) }
+    }
+
+    /// The primary's WAL insert position now (`pg_current_wal_insert_lsn()`): at or past every commit made so far.
+    func walInsertPosition() throws -> UInt64 {
+        guard case .text(let text) = try rows("SELECT pg_current_wal_insert_lsn()::text").first?.first,
+              let position = ReadRoute.position(text) else {
+            throw DatabaseError(resultCode: 1, message: "pg_current_wal_insert_lsn() gave no WAL position", configName: configName)
+        }
+        return position
+    }
+
+    /// A replica's replayed WAL position (`pg_last_wal_replay_lsn()`) and its lag in seconds: 0
+    /// when it has replayed all it received, else the time since the last transaction it replayed.
+    func replayPosition() throws -> (replayed: UInt64, lag: Double) {
+        let row = try rows("""
+            SELECT pg_last_wal_replay_lsn()::text, CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+                   ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END::double precision
+            """).first ?? []
+        guard row.count == 2, case .text(let text) = row[0], let replayed = ReadRoute.position(text) else {
+            throw DatabaseError(resultCode: 1, message: "\(configName): the server named as a replica is not replaying WAL (pg_last_wal_replay_lsn() is NULL): is it a primary?",
+                                configName: configName)
+        }
+        var lag = 0.0
+        if case .real(let seconds) = row[1] { lag = seconds }
+        return (replayed, lag)
     }
 
     private func value(_ result: OpaquePointer, _ r: Int, _ c: Int, _ statement: Prepared, sql: String) throws -> DatabaseValue {

@@ -1,48 +1,49 @@
 // DicRecordPostgres: the connections of one PostgreSQL config, and `DbContext(postgres:)`.
 import DicRecord
 import Foundation
+import Synchronization
 
-/// Up to `Options.poolSize` connections, opened as needed. The rule is SQLite's pool's: a thread
-/// that holds one of this pool's connections (inside `tx`, `transaction`, `batch`, an `each`
-/// callback) runs every call of this config on it, so nested calls join and never wait for
-/// themselves; other threads take an idle connection or wait up to the busy timeout. A call from a
-/// task inside an async transaction on this pool runs on that transaction's connection.
-final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state guarded by `gate`
+/// The connections of one PostgreSQL config: up to `Options.poolSize` to the primary, opened as
+/// needed, and as many to each read replica. The rule is SQLite's pool's: a thread that holds one
+/// of the primary's connections (inside `tx`, `transaction`, `batch`, an `each` callback) runs
+/// every call of this config on it, so nested calls join and never wait for themselves; a call
+/// from a task inside an async transaction runs on that transaction's connection; otherwise a
+/// write takes an idle primary connection (or waits up to the busy timeout), and a read goes to
+/// a replica that has replayed this context's last commit (see `read`), else to the primary.
+final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state in the endpoints and `lastWrite`, each guarded
     let configName: String
     let dialect = EngineDialect(total: { "coalesce(sum(\($0))::double precision, 0)" })
-    private let target: PostgresTarget
     private let options: DbContext.Options
-    private let tracer: SqlTracer?
-    private let gate = NSCondition()
-    private var idle: [PostgresConnection] = []   // guarded by gate
-    private var open = 0                           // guarded by gate
-    private var closed = false                     // guarded by gate
-    /// Every connection's session settings: a lock waits at most the busy timeout (then `.busy`,
-    /// as on SQLite), and a readonly context's transactions are read-only.
-    private var settings: [String] {
-        // Milliseconds, within what the server takes (as SQLite's busy timeout is clamped).
-        let wait = options.busyTimeout.isNaN ? 5_000 : min(max(1, options.busyTimeout * 1000), Double(Int32.max))
-        var settings = ["SET lock_timeout = \(Int(wait))"]
-        if options.readonly { settings.append("SET default_transaction_read_only = on") }
-        return settings
-    }
+    private let primary: PostgresEndpoint
+    private let replicas: [PostgresReplica]
+    /// The WAL position of this context's last commit on the primary (0: none yet): a read
+    /// goes to a replica only once it has replayed that far.
+    private let lastWrite = Mutex<UInt64>(0)
+    /// The replica the next read tries first (round robin).
+    private let nextReplica = Atomic<Int>(0)
     /// The connection each thread holds, per pool.
     private static let held = ThreadSlot<[ObjectIdentifier: any EngineConnection]>()
+    /// The replica connection a thread reads on, per pool: the reads nested in that read (a
+    /// page's count and rows, an `each` callback's queries) join it; writes still go to the primary.
+    private static let reading = ThreadSlot<[ObjectIdentifier: PostgresConnection]>()
 
-    init(target: PostgresTarget, configName: String, options: DbContext.Options, tracer: SqlTracer? = nil) throws {
-        self.target = target
-        self.tracer = tracer
+    init(primary: PostgresTarget, replicas: [PostgresTarget] = [], configName: String, options: DbContext.Options, tracer: SqlTracer? = nil) throws {
         self.configName = configName
         self.options = options
-        // Connect once now: a server that is down fails `start()`, naming host and port.
-        let first = try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer, isolation: options.isolation)
-        idle = [first]
-        open = 1
+        self.primary = PostgresEndpoint(target: primary, configName: configName, options: options, tracer: tracer)
+        self.replicas = replicas.map { PostgresReplica(PostgresEndpoint(target: $0, configName: configName, options: options, tracer: tracer, replica: true)) }
+        // Connect once now: a primary that is down fails `start()`, naming host and port. A
+        // replica that is down does not: reads go elsewhere until it answers.
+        try self.primary.connectFirst()
     }
 
-    func read<T>(_ body: (any EngineConnection) throws -> T) throws -> T { try write(body) }
+    // MARK: Writes and the primary
 
     func write<T>(_ body: (any EngineConnection) throws -> T) throws -> T {
+        try onPrimary(body)
+    }
+
+    private func onPrimary<T>(_ body: (any EngineConnection) throws -> T) throws -> T {
         let id = ObjectIdentifier(self)
         let slot = Self.held.current
         if let held = slot.value?[id] { return try body(held) }
@@ -54,11 +55,12 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
         }) {
             return joined
         }
-        let connection = try acquire()
+        let connection = try primary.acquire()
         slot.value = (slot.value ?? [:]).merging([id: connection]) { $1 }
         defer {
             slot.value?[id] = nil
-            release(connection)
+            noteCommits(on: connection)
+            primary.release(connection)
         }
         let result: T
         do {
@@ -77,18 +79,122 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
         return result
     }
 
+    /// After a call on the primary that may have committed something: the WAL position now, so
+    /// that this context's reads wait for replicas to replay it (only with replicas: one round trip).
+    private func noteCommits(on connection: PostgresConnection) {
+        guard !replicas.isEmpty, connection.mayHaveWritten, !connection.isInTransaction, connection.isHealthy else { return }
+        connection.mayHaveWritten = false
+        guard let position = try? connection.walInsertPosition() else { return }
+        lastWrite.withLock { $0 = max($0, position) }
+    }
+
     func leaseWriter() throws -> any EngineConnection {
-        try acquire()
+        try primary.acquire()
     }
 
     func returnWriter(_ connection: any EngineConnection) {
         // Only this pool's own connections are leased from it.
         guard let connection = connection as? PostgresConnection else { return }
         if connection.isInTransaction { try? connection.executeRollback("ROLLBACK") }
-        release(connection)
+        noteCommits(on: connection)
+        primary.release(connection)
     }
 
-    private func acquire() throws -> PostgresConnection {
+    // MARK: Reads and the replicas
+
+    /// A read: on the connection this thread or task holds if any (a transaction's reads stay in
+    /// it); with `.primary`, or without replicas, on the primary; otherwise on the next replica,
+    /// round robin, that answers, lags at most `Options.maxReplicaLag` and has replayed this
+    /// context's last commit (and the route's position): read-your-writes. A replica that does
+    /// not answer is skipped for `PostgresReplica.retryAfter` seconds and its read goes elsewhere,
+    /// with no error; when none qualifies, the primary serves.
+    func read<T>(_ route: ReadRoute, _ body: (any EngineConnection) throws -> T) throws -> T {
+        let id = ObjectIdentifier(self)
+        if replicas.isEmpty || route == .primary || Self.held.current.value?[id] != nil || AsyncScope.isInTransaction(poolID: id) {
+            return try onPrimary(body)
+        }
+        let reading = Self.reading.current
+        if let joined = reading.value?[id] { return try body(joined) }
+        var needed = lastWrite.withLock { $0 }
+        if case .atLeast(let position) = route { needed = max(needed, position) }
+        let first = nextReplica.add(1, ordering: .relaxed).oldValue
+        for offset in 0..<replicas.count {
+            let replica = replicas[(first &+ offset) % replicas.count]
+            guard let connection = replica.connection(replayedAtLeast: needed, maxLag: options.maxReplicaLag) else { continue }
+            let before = connection.statementsRun
+            do {
+                reading.value = (reading.value ?? [:]).merging([id: connection]) { $1 }
+                defer {
+                    reading.value?[id] = nil
+                    replica.endpoint.release(connection)
+                }
+                return try body(connection)
+            } catch where !connection.isHealthy && connection.statementsRun == before {
+                // The replica went away before the read returned anything: it goes elsewhere.
+                replica.markDown()
+            }
+        }
+        return try onPrimary(body)
+    }
+
+    func consistencyToken() -> String? {
+        guard !replicas.isEmpty else { return nil }
+        return ReadRoute.token(lastWrite.withLock { $0 })
+    }
+
+    func close() {
+        primary.close()
+        replicas.forEach { $0.endpoint.close() }
+    }
+}
+
+/// The connections to one server (the primary, or a replica): up to `Options.poolSize`, opened
+/// as needed, handed out one thread at a time.
+final class PostgresEndpoint: @unchecked Sendable {   // mutable state guarded by `gate`
+    let target: PostgresTarget
+    private let configName: String
+    private let options: DbContext.Options
+    private let tracer: SqlTracer?
+    private let isReplica: Bool
+    private let gate = NSCondition()
+    private var idle: [PostgresConnection] = []   // guarded by gate
+    private var open = 0                           // guarded by gate
+    private var closed = false                     // guarded by gate
+
+    init(target: PostgresTarget, configName: String, options: DbContext.Options, tracer: SqlTracer?, replica: Bool = false) {
+        self.target = target
+        self.configName = configName
+        self.options = options
+        self.tracer = tracer
+        self.isReplica = replica
+    }
+
+    /// Every connection's session settings: a lock waits at most the busy timeout (then `.busy`,
+    /// as on SQLite), and a readonly context's transactions are read-only.
+    private var settings: [String] {
+        // Milliseconds, within what the server takes (as SQLite's busy timeout is clamped).
+        let wait = options.busyTimeout.isNaN ? 5_000 : min(max(1, options.busyTimeout * 1000), Double(Int32.max))
+        var settings = ["SET lock_timeout = \(Int(wait))"]
+        if options.readonly { settings.append("SET default_transaction_read_only = on") }
+        return settings
+    }
+
+    private func connect() throws -> PostgresConnection {
+        // A replica that is down must not hold a read up for long: it is asked for a few seconds at most.
+        let timeout = isReplica ? min(options.connectTimeout, 2) : options.connectTimeout
+        return try PostgresConnection(target, configName: configName, connectTimeout: timeout, settings: settings, tracer: tracer,
+                                      isolation: options.isolation)
+    }
+
+    func connectFirst() throws {
+        let first = try connect()
+        gate.lock()
+        idle.append(first)
+        open += 1
+        gate.unlock()
+    }
+
+    func acquire() throws -> PostgresConnection {
         gate.lock()
         let deadline = Date(timeIntervalSinceNow: options.busyTimeout)
         while true {
@@ -109,7 +215,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
                 open += 1
                 gate.unlock()
                 do {
-                    return try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: tracer, isolation: options.isolation)
+                    return try connect()
                 } catch {
                     gate.lock()
                     open -= 1
@@ -121,13 +227,13 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
             if !gate.wait(until: deadline) {
                 gate.unlock()
                 throw DicRecordError(.busy,
-                    "all \(options.poolSize) connections of config '\(configName)' stayed in use for the busy timeout (\(options.busyTimeout) s); raise Options.poolSize or busyTimeout",
+                    "all \(options.poolSize) connections of config '\(configName)' to \(target) stayed in use for the busy timeout (\(options.busyTimeout) s); raise Options.poolSize or busyTimeout",
                     configName: configName)
             }
         }
     }
 
-    private func release(_ connection: PostgresConnection) {
+    func release(_ connection: PostgresConnection) {
         gate.lock()
         defer { gate.unlock() }
         if closed || !connection.isHealthy {
@@ -149,6 +255,58 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state g
         gate.broadcast()
         gate.unlock()
         closing.forEach { $0.close() }
+    }
+}
+
+/// A read replica: its connections and what DicRecord last learnt of it.
+final class PostgresReplica: Sendable {
+    let endpoint: PostgresEndpoint
+    private struct Health {
+        /// The WAL position it had replayed when last asked, and when that was.
+        var replayed: UInt64 = 0
+        var lag: Double = 0
+        var checked: ContinuousClock.Instant?
+        /// Skipped until then: it did not answer.
+        var downUntil: ContinuousClock.Instant?
+    }
+    private let health = Mutex(Health())
+    /// Seconds a replica that did not answer is left alone before it is asked again.
+    static let retryAfter: Double = 1
+    /// Seconds a known lag is trusted before the replica is asked again.
+    static let lagFreshness: Double = 1
+
+    init(_ endpoint: PostgresEndpoint) {
+        self.endpoint = endpoint
+    }
+
+    /// One of its connections when it is up, has replayed `position`, and lags at most `maxLag`
+    /// seconds; nil otherwise (asking it when what is known is not enough).
+    func connection(replayedAtLeast position: UInt64, maxLag: Double) -> PostgresConnection? {
+        let now = ContinuousClock.now
+        let known = health.withLock { $0 }
+        if let down = known.downUntil, now < down { return nil }
+        let fresh = known.checked.map { now - $0 < .seconds(Self.lagFreshness) } ?? false
+        if fresh && known.lag > maxLag { return nil }
+        guard let connection = try? endpoint.acquire() else {
+            markDown()
+            return nil
+        }
+        if fresh && known.replayed >= position && known.downUntil == nil { return connection }
+        do {
+            let (replayed, lag) = try connection.replayPosition()
+            health.withLock { $0 = Health(replayed: replayed, lag: lag, checked: now, downUntil: nil) }
+            if replayed >= position && lag <= maxLag { return connection }
+        } catch {
+            endpoint.release(connection)
+            markDown()
+            return nil
+        }
+        endpoint.release(connection)
+        return nil
+    }
+
+    func markDown() {
+        health.withLock { $0.downUntil = ContinuousClock.now + .seconds(Self.retryAfter) }
     }
 }
 
@@ -175,9 +333,26 @@ extension DbContext {
                       configName: configName, options: options)
     }
 
-    private convenience init(target: PostgresTarget, configName: String, options: Options) throws {
-        let factory = EngineFactory(description: "PostgreSQL \(target)") { configName, options, _, tracer in
-            try PostgresPool(target: target, configName: configName, options: options, tracer: tracer)
+    /// A context on a PostgreSQL primary and its streaming read replicas: writes and transactions
+    /// run on the primary; reads outside a transaction on the replicas, round robin, each only
+    /// once it has replayed this context's last commit (read-your-writes, by WAL position), else
+    /// on the primary. A replica that is down or lags more than `options.maxReplicaLag` is
+    /// skipped, with no error; it serves again when it answers. `Db.primary` reads on the primary;
+    /// `consistencyToken()` and `after(_:)` carry read-your-writes to another process.
+    /// ```swift
+    /// let pg = try DbContext(postgres: "postgresql://app@db1/shop", replicas: ["postgresql://app@db2/shop"], configName: "pg")
+    /// try pg.start()
+    /// try Db.use("pg").update("update item set price = ? where id = ?", 9.5, 1)   // on the primary
+    /// let item = try Db.use("pg").findById("item", 1)                             // a replica that has it, or the primary
+    /// ```
+    public convenience init(postgres url: String, replicas: [String], configName: String = "main", options: Options = Options()) throws {
+        try self.init(target: PostgresTarget(url: url), replicas: replicas.map(PostgresTarget.init(url:)), configName: configName, options: options)
+    }
+
+    private convenience init(target: PostgresTarget, replicas: [PostgresTarget] = [], configName: String, options: Options) throws {
+        let description = "PostgreSQL \(target)" + (replicas.isEmpty ? "" : " with replicas " + replicas.map { "\($0)" }.joined(separator: ", "))
+        let factory = EngineFactory(description: description) { configName, options, _, tracer in
+            try PostgresPool(primary: target, replicas: replicas, configName: configName, options: options, tracer: tracer)
         }
         try self.init(engine: factory, configName: configName, options: options)
     }

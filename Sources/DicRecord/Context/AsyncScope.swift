@@ -169,6 +169,11 @@ package enum AsyncScope {
         return transactions.last { $0.poolID == poolID }
     }
 
+    /// Whether the current task is inside an async transaction on pool `poolID`.
+    package static func isInTransaction(poolID: ObjectIdentifier) -> Bool {
+        lease(for: poolID) != nil
+    }
+
     /// For another engine's pool (`EnginePool.write`): runs `body` on the connection of the async
     /// transaction on pool `poolID` the current task is inside, when it is; nil otherwise.
     package static func join<T>(poolID: ObjectIdentifier, _ body: (any EngineConnection) throws -> T) throws -> T? {

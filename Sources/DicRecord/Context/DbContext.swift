@@ -434,6 +434,15 @@ extension DbContext {
         /// options.isolation = .readCommitted
         /// ```
         public var isolation = Isolation.serializable
+        /// PostgreSQL with read replicas: seconds a replica may lag and still serve reads. Its lag is
+        /// 0 when it has replayed all the WAL it received, else the time since the last
+        /// transaction it replayed (PostgreSQL's `now() - pg_last_xact_replay_timestamp()`),
+        /// asked at most once a second. Independent of it, a read never sees less than this
+        /// context's own last commit (read-your-writes).
+        /// ```swift
+        /// options.maxReplicaLag = 5
+        /// ```
+        public var maxReplicaLag: Double = 10
         /// `PRAGMA foreign_keys = ON` on every connection.
         /// ```swift
         /// options.foreignKeys = false

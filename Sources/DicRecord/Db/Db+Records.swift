@@ -283,8 +283,8 @@ extension Db {
         let countSql = "SELECT count(*) FROM (\(select) \(SqlText.removingTrailingOrderBy(sqlExceptSelect))\n) AS dicrecord_count"
         let context = try context()
         if let engine = try context.externalPool() {
-            // Count and page in one REPEATABLE READ snapshot, so they agree.
-            return try engine.write { connection in
+            // Count and page in one REPEATABLE READ snapshot, so they agree (on a replica, if one serves).
+            return try engine.read(route) { connection in
                 let own = connection.transactionDepth == 0 && !connection.isInTransaction
                 if own { try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", .positional([]), row: nil) }
                 defer { if own { try? connection.executeRollback("COMMIT") } }

@@ -25,29 +25,39 @@ public struct Db: Sendable {
 
     /// A context already looked up (by a model or dao), so that its calls skip the registry.
     private let known: DbContext?
+    /// Where this handle's reads run on an engine with read replicas (`primary`, `after(_:)`).
+    let route: ReadRoute
 
     init(configName: String?, contexts: ContextRegistry) {
         self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
         self.contexts = contexts
         self.known = nil
+        self.route = .any
     }
 
     init(context: DbContext, contexts: ContextRegistry) {
         self.configName = context.configName
         self.contexts = contexts
         self.known = context
+        self.route = .any
     }
 
     /// This handle with its context looked up once: a transaction hands it to its body, whose
     /// calls then skip the registry (the transaction holds that context's connection anyway).
     func bound(to context: DbContext) -> Db {
-        Db(configName: configName, contexts: contexts, known: context)
+        Db(configName: configName, contexts: contexts, known: context, route: route)
     }
 
-    private init(configName: String?, contexts: ContextRegistry, known: DbContext) {
+    /// This handle with its reads routed by `route`.
+    func routed(_ route: ReadRoute) -> Db {
+        Db(configName: configName, contexts: contexts, known: known, route: route)
+    }
+
+    private init(configName: String?, contexts: ContextRegistry, known: DbContext?, route: ReadRoute) {
         self.configName = configName
         self.contexts = contexts
         self.known = known
+        self.route = route
     }
 
     /// The main config's handle: the config named "main", or else the first one started. It is
@@ -98,7 +108,7 @@ public struct Db: Sendable {
     /// Runs `body` on a connection of this config fit for reading, of whichever engine.
     func onReader<T>(_ body: (any EngineConnection) throws -> T) throws -> T {
         let context = try context()
-        if let engine = try context.externalPool() { return try engine.read(body) }
+        if let engine = try context.externalPool() { return try engine.read(route, body) }
         return try context.pool().read { try body($0) }
     }
 

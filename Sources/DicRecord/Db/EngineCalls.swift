@@ -77,7 +77,7 @@ extension Db {
             }
         }
         switch SqlText.access(sql) {
-        case .read: return try engine.read(run)
+        case .read: return try engine.read(route, run)
         case .write, .ask: return try engine.write(run)
         }
     }

@@ -164,6 +164,16 @@ package struct SchemaDialect: Sendable {
     }
 }
 
+/// Where a read may run, on an engine with read replicas.
+package enum ReadRoute: Sendable, Equatable {
+    /// A replica that has replayed this context's last commit, else the primary.
+    case any
+    /// The primary.
+    case primary
+    /// As `.any`, and the replica has also replayed this WAL position (a token from elsewhere).
+    case atLeast(UInt64)
+}
+
 /// A batch item that failed: its position in the batch and the error.
 package struct EngineBatchFailure: Error {
     package let index: Int
@@ -192,8 +202,12 @@ package struct EngineDialect: Sendable {
 package protocol EnginePool: AnyObject, Sendable {
     var configName: String { get }
     var dialect: EngineDialect { get }
-    /// Runs `body` on a connection fit for reading (joining the one this thread holds).
-    func read<T>(_ body: (any EngineConnection) throws -> T) throws -> T
+    /// Runs `body` on a connection fit for reading (joining the one this thread holds), chosen by
+    /// `route` where the engine has read replicas.
+    func read<T>(_ route: ReadRoute, _ body: (any EngineConnection) throws -> T) throws -> T
+    /// What this context has committed so far, as a token a read can wait for (`ReadRoute.atLeast`);
+    /// nil for an engine without replicas.
+    func consistencyToken() -> String?
     /// Runs `body` on a connection fit for writing (joining the one this thread holds); a
     /// transaction pins that connection to the thread for its duration.
     func write<T>(_ body: (any EngineConnection) throws -> T) throws -> T
