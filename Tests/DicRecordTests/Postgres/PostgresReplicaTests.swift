@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import DicRecord
+@testable import DicRecordPostgres
+
+/// The streaming replica `.ci/run` starts beside the primary (`DICRECORD_POSTGRES_REPLICA_URL`,
+/// applying WAL 200 ms after each commit; its data folder `DICRECORD_POSTGRES_REPLICA_DIR`).
+enum PostgresReplica {
+    static let environment = ProcessInfo.processInfo.environment
+    static let url = environment["DICRECORD_POSTGRES_REPLICA_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let folder = environment["DICRECORD_POSTGRES_REPLICA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+    static let enabled = url != nil || PostgresServer.isCI
+
+    static func url(searchPath schema: String) -> String? {
+        url.map { $0 + ($0.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)" }
+    }
+
+    /// `.ci/postgres-server stop|resume` on the replica.
+    static func control(_ command: String) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../.ci/postgres-server").standardized
+        let arguments = ["/bin/bash", script.path, command, try #require(folder, "DICRECORD_POSTGRES_REPLICA_DIR is not set")]
+        // posix_spawn and waitpid, not Foundation's Process: the server the script starts lives on
+        // holding descriptors Process watches, and its waitUntilExit would never return.
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, "/bin/bash", nil, nil, &argv, environ)
+        try #require(spawned == 0, "cannot run postgres-server: \(spawned)")
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        try #require(status == 0, "postgres-server \(command) failed (status \(status))")
+    }
+}
+
+@Suite(.enabled(if: PostgresReplica.enabled), .serialized) struct PostgresReplicaTests {
+    /// A context "pg" on the primary and the replica, on a fresh schema (made on the primary,
+    /// awaited on the replica).
+    private func withReplicated<T>(options: DbContext.Options = DbContext.Options(), _ body: (Db, String) throws -> T) throws -> T {
+        try #require(PostgresReplica.url != nil, "CI=true but DICRECORD_POSTGRES_REPLICA_URL is not set (.ci/run starts a replica)")
+        let scratch = try PostgresServer.scratch()
+        defer { scratch.finish() }
+        let primary = try #require(PostgresServer.url(searchPath: scratch.schema))
+        let replica = try #require(PostgresReplica.url(searchPath: scratch.schema))
+        return try DbContext.withIsolatedRegistry {
+            let context = try DbContext(postgres: primary, replicas: [replica], configName: "pg", options: options)
+            try context.start()
+            defer { context.stop() }
+            return try body(Db.use("pg"), scratch.schema)
+        }
+    }
+
+    /// Whether a read through `db` ran on the replica.
+    private func onReplica(_ db: Db) throws -> Bool {
+        try db.queryFirst("select pg_is_in_recovery()", as: Bool.self) == true
+    }
+
+    /// Waits until a read through `db` lands on the replica (it has replayed this context's last commit).
+    private func awaitReplica(_ db: Db, seconds: Double = 10) throws {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while try !onReplica(db) {
+            try #require(Date() < deadline, "the replica never caught up")
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    @Test func readsRunOnTheReplicaAndWritesOnThePrimary() throws {
+        try withReplicated { db, _ in
+            try db.update("create table t (id bigint primary key, v text)")
+            // Just written (the replica applies WAL 200 ms late): the read goes to the primary.
+            #expect(try !onReplica(db))
+            try awaitReplica(db)
+            #expect(try db.queryInt("select count(*) from t") == 0)
+            // Writes and transactions stay on the primary; a read inside a transaction too.
+            try db.tx { db in
+                try db.update("insert into t values (1, 'one')")
+                #expect(try !onReplica(db))
+                return true
+            }
+            #expect(try db.primary.queryFirst("select pg_is_in_recovery()", as: Bool.self) == false)
+            // Counted by the port of the server that answered: 20 reads after the replica caught
+            // up all ran there; 20 writes all on the primary.
+            let replicaPort = try #require(PostgresReplica.url.flatMap { URLComponents(string: $0)?.port })
+            let primaryPort = try #require(PostgresServer.url.flatMap { URLComponents(string: $0)?.port })
+            try awaitReplica(db)
+            var readPorts: [Int] = []
+            for _ in 0..<20 { readPorts.append(try db.queryInt("select inet_server_port()") ?? 0) }
+            #expect(readPorts == Array(repeating: replicaPort, count: 20))
+            var writePorts: [Int] = []
+            for n in 2...21 {
+                writePorts.append(try db.queryInt("insert into t values (?, 'w') returning inet_server_port()", n) ?? 0)
+            }
+            #expect(writePorts == Array(repeating: primaryPort, count: 20))
+            #expect(try db.findById("t", 21)?.get("v", as: String.self) == "w")   // read-your-writes
+        }
+    }
+
+    @Test func readYourWritesHoldsInAThousandRoundsFromFourThreads() throws {
+        var options = DbContext.Options()
+        options.poolSize = 8
+        try withReplicated(options: options) { db, _ in
+            try db.update("create table rw (thread bigint primary key, n bigint not null)")
+            try db.batch("insert into rw values (?, ?)", (0..<4).map { [$0, 0] })
+            let stale = Mutex<[String]>([])
+            let done = DispatchSemaphore(value: 0)
+            for thread in 0..<4 {
+                Thread {
+                    defer { done.signal() }
+                    for n in 1...250 {
+                        do {
+                            try db.update("update rw set n = ? where thread = ?", n, thread)
+                            let read = try db.queryInt("select n from rw where thread = ?", thread)
+                            if read != n { stale.withLock { $0.append("thread \(thread): wrote \(n), read \(read.map(String.init) ?? "nil")") } }
+                        } catch {
+                            stale.withLock { $0.append("thread \(thread), round \(n): \(error)") }
+                            return
+                        }
+                    }
+                }.start()
+            }
+            for _ in 0..<4 { done.wait() }
+            #expect(stale.withLock { $0 } == [])
+            // And once the replica has replayed them, the same reads run there and see the same.
+            try awaitReplica(db)
+            #expect(try db.query("select n from rw order by thread", as: Int.self) == [250, 250, 250, 250])
+        }
+    }
+
+    @Test func aTokenCarriesReadYourWritesToAnotherContext() throws {
+        try withReplicated { db, schema in
+            try db.update("create table cart (id bigint primary key, items bigint)")
+            try awaitReplica(db)
+            let other = try DbContext(postgres: try #require(PostgresServer.url(searchPath: schema)),
+                                      replicas: [try #require(PostgresReplica.url(searchPath: schema))], configName: "web2")
+            try other.start()
+            defer { other.stop() }
+            try awaitReplica(Db.use("web2"))
+            try db.update("insert into cart values (1, 3)")
+            let token = try #require(try db.consistencyToken())
+            #expect(ReadRoute.position(token) != nil)
+            // The other context never wrote: with the token its read waits for the replica to
+            // replay the write (else the primary serves it).
+            #expect(try Db.use("web2").after(token).queryInt("select items from cart where id = 1") == 3)
+            #expect(throws: DicRecordError.self) { try Db.use("web2").after("not a token") }
+        }
+    }
+
+    @Test func aStoppedReplicaMakesReadsFallBackAndARestartedOneServesAgain() throws {
+        try withReplicated { db, _ in
+            try db.update("create table s (id bigint primary key)")
+            try db.update("insert into s values (1)")
+            try awaitReplica(db)
+            try PostgresReplica.control("stop")
+            var resumed = false
+            defer { if !resumed { try? PostgresReplica.control("resume") } }
+            // No error: the reads go to the primary.
+            for _ in 0..<10 {
+                #expect(try db.queryInt("select count(*) from s") == 1)
+                #expect(try !onReplica(db))
+            }
+            try PostgresReplica.control("resume")
+            resumed = true
+            try awaitReplica(db, seconds: 30)
+            #expect(try db.queryInt("select count(*) from s") == 1)
+        }
+    }
+
+    @Test func aReplicaThatLagsMoreThanAllowedIsSkipped() throws {
+        var options = DbContext.Options()
+        options.maxReplicaLag = -1   // no replica is ever in time
+        try withReplicated(options: options) { db, _ throws in
+            Thread.sleep(forTimeInterval: 0.5)
+            for _ in 0..<5 { #expect(try !onReplica(db)) }
+        }
+    }
+
+    @Test func withoutReplicasThereIsNoTokenAndTheRoutesReadAsUsual() throws {
+        try withDatabase(engine: .postgres) { t throws in
+            #expect(try t.db.consistencyToken() == nil)
+            #expect(try t.db.primary.queryInt("select 1") == 1)
+        }
+        try withDatabase { t throws in
+            #expect(try t.db.consistencyToken() == nil)
+            #expect(try t.db.after("0/1").queryInt("select 1") == 1)
+        }
+    }
+}
