@@ -53,6 +53,7 @@ let package = Package(
         .executableTarget(name: "migrations", dependencies: ["DicRecord"], path: "Samples/Migrations"),
         .executableTarget(name: "relations", dependencies: ["DicRecord"], path: "Samples/Relations"),
         .executableTarget(name: "postgres", dependencies: ["DicRecord", "DicRecordPostgres"], path: "Samples/Postgres"),
+        .executableTarget(name: "postgres-replicas", dependencies: ["DicRecord", "DicRecordPostgres"], path: "Samples/PostgresReplicas"),
         .testTarget(name: "DicRecordConvertersTests", dependencies: ["DicRecordConverters"]),
         // A child process for the crash-consistency and two-process tests (it is killed mid-write).
         .executableTarget(name: "CrashWriter", dependencies: ["DicRecord"], path: "Tests/CrashWriter"),

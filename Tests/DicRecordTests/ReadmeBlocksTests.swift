@@ -182,7 +182,8 @@ private enum Readme {
     /// turned into another kind of fence, fails here.
     @Test func everyExampleSectionStillHasItsSwiftBlock() throws {
         let sections = try Readme.blocks().map(\.section)
-        #expect(sections == ["Install", "Quick start", "Models", "Concurrency and async", "PostgreSQL", "Building SQL at run time"])
+        #expect(sections == ["Install", "Quick start", "Models", "Concurrency and async", "PostgreSQL", "Scaling out: read replicas",
+                             "Building SQL at run time"])
     }
 
     /// Issue 13.8: each block compiles as it stands with its imports, and so do all of them pasted
@@ -198,6 +199,7 @@ private enum Readme {
             "Models": ["1 15", "2 15"],
             "Concurrency and async": ["1 100", "1 100"],
             "PostgreSQL": ["2 2", "3 3"],
+            "Scaling out: read replicas": ["2.0 token", "3.0 token"],
             "Building SQL at run time": ["0 0", "0 0"],
             "": ["0 0", "0 0"],
         ]
@@ -210,14 +212,16 @@ private enum Readme {
             var environment: [String: String]?
             var scratch: PostgresServer.Scratch?
             defer { scratch?.finish() }
-            if program.section == "PostgreSQL" {
-                guard PostgresServer.url != nil else {
-                    if PostgresServer.isCI { Issue.record("CI=true but DICRECORD_POSTGRES_URL is not set: the PostgreSQL block cannot run") }
+            if program.section == "PostgreSQL" || program.section.hasPrefix("Scaling out") {
+                let replicas = program.section.hasPrefix("Scaling out")
+                guard PostgresServer.url != nil, !replicas || ReplicaServer.url != nil else {
+                    if PostgresServer.isCI { Issue.record("CI=true but DICRECORD_POSTGRES_URL or _REPLICA_URL is not set: the \(program.section) block cannot run") }
                     continue
                 }
                 let schema = try PostgresServer.scratch()
                 scratch = schema
                 environment = ["DICRECORD_POSTGRES_URL": try #require(PostgresServer.url(searchPath: schema.schema))]
+                if replicas { environment?["DICRECORD_POSTGRES_REPLICA_URL"] = ReplicaServer.url(searchPath: schema.schema) }
             }
             for run in 0..<2 {
                 let result = try await Readme.run([bin.appendingPathComponent(program.name).path], in: folder, timeout: 120,
@@ -228,7 +232,8 @@ private enum Readme {
                 #expect(printed.contains { $0.hasSuffix(expected[run]) }, "\(label), run \(run + 1) printed \(result.output)")
             }
         }
-        #expect(package.programs.map(\.name) == ["MyApp", "QuickStart", "Models", "ConcurrencyAndAsync", "PostgreSQL", "BuildingSQLAtRunTime"])
+        #expect(package.programs.map(\.name) == ["MyApp", "QuickStart", "Models", "ConcurrencyAndAsync", "PostgreSQL", "ScalingOutReadReplicas",
+                                                  "BuildingSQLAtRunTime"])
     }
 
     /// Issue 13.9: pasted into a main.swift, the async block calls the async twins. An `await` in

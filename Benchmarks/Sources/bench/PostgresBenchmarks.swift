@@ -11,6 +11,8 @@ struct PostgresBenchmarks {
     let bench: Bench
     let config: BenchConfig
     let url: String
+    /// A streaming replica of `url` (DICRECORD_POSTGRES_REPLICA_URL) for `pg_replica`.
+    let replicaURL: String?
 
     static let fetchSQL = "SELECT id, i, r, t FROM bench_items"
     static let lookupSQL = "SELECT id, i, r, t FROM bench_items WHERE id = ?"
@@ -67,6 +69,13 @@ struct PostgresBenchmarks {
                 }
             }
         }
+        if selected("pg_replica") {
+            if let replicaURL {
+                try replicaWorkload(schema: schema, replicaURL: replicaURL, primary: db)
+            } else {
+                bench.log("pg_replica: skipped (set DICRECORD_POSTGRES_REPLICA_URL to a streaming replica of DICRECORD_POSTGRES_URL)")
+            }
+        }
         if selected("pg_insert") {
             let clear = { try? raw.exec("TRUNCATE bench_items") }
             try bench.workload("pg_insert") { w in
@@ -94,6 +103,79 @@ struct PostgresBenchmarks {
                     try db.batch("INSERT INTO bench_items (id, i, r, t) VALUES (?, ?, ?, ?)",
                                  (1...rows).map { [$0, $0 * 7, Double($0) / 3, "item \($0)"] }).count
                 }
+            }
+        }
+    }
+
+    /// Reads on a replica next to reads on the primary ("raw": libpq on the replica), and
+    /// write-then-read rounds ("raw": libpq on the primary) with
+    /// read-your-writes (the WAL position taken after each write, the replica asked before each
+    /// read) next to the same rounds on a config without replicas.
+    private func replicaWorkload(schema: String, replicaURL: String, primary db: Db) throws {
+        func inSchema(_ url: String) -> String { url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)" }
+        let replicated = try DbContext(postgres: inSchema(url), replicas: [inSchema(replicaURL)], configName: "pgr")
+        try replicated.start()
+        defer { replicated.stop() }
+        let rdb = Db.use("pgr")
+        // Wait until the replica has the table (and this context has written nothing).
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while (try? rdb.queryFirst("select pg_is_in_recovery() from bench_items limit 1", as: Bool.self)) != true {
+            guard Date() < deadline else { throw BenchError("the replica never caught up") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let raw = try RawPostgres(url: inSchema(replicaURL))
+        defer { raw.close() }
+        let ids = (0..<lookups).map { ($0 &* 7_919) % rows + 1 }
+        try bench.workload("pg_replica_reads") { w in
+            w.measure("raw") {
+                var sum = 0
+                for id in ids {
+                    sum &+= try raw.query(Self.lookupSQL.replacingOccurrences(of: "?", with: "$1"), [Int64(id)]) { result, _ in
+                        RawPostgres.checksum(result, 0)
+                    }
+                }
+                return sum
+            }
+            w.measure("dicrecord findById, replicas (on the replica)") {
+                var sum = 0
+                for id in ids { sum &+= Self.checksum(try rdb.findById("bench_items", id, columns: "id, i, r, t")!) }
+                return sum
+            }
+            w.measure("dicrecord findById, primary only") {
+                var sum = 0
+                for id in ids { sum &+= Self.checksum(try db.findById("bench_items", id, columns: "id, i, r, t")!) }
+                return sum
+            }
+        }
+        let rounds = config.quick ? 100 : 2_000
+        let rawPrimary = try RawPostgres(url: inSchema(url))
+        defer { rawPrimary.close() }
+        try bench.workload("pg_replica_write_then_read") { w in
+            w.measure("raw") {
+                var sum = 0
+                for n in 1...rounds {
+                    try rawPrimary.exec("UPDATE bench_items SET i = \(n) WHERE id = 1")
+                    sum &+= try rawPrimary.query("SELECT i FROM bench_items WHERE id = $1", [1]) { result, _ in
+                        Int(Int64(bigEndian: UnsafeRawPointer(PQgetvalue(result, 0, 0)).loadUnaligned(as: Int64.self)))
+                    }
+                }
+                return sum
+            }
+            w.measure("dicrecord, replicas (read-your-writes)") {
+                var sum = 0
+                for n in 1...rounds {
+                    try rdb.update("update bench_items set i = ? where id = 1", n)
+                    sum &+= try rdb.queryInt("select i from bench_items where id = 1") ?? 0
+                }
+                return sum
+            }
+            w.measure("dicrecord, primary only") {
+                var sum = 0
+                for n in 1...rounds {
+                    try db.update("update bench_items set i = ? where id = 1", n)
+                    sum &+= try db.queryInt("select i from bench_items where id = 1") ?? 0
+                }
+                return sum
             }
         }
     }

@@ -10,7 +10,7 @@ import Foundation
 // two implementations of a workload disagree on their checksum.
 
 let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate",
-                 "concurrency", "read_during_write", "pg_fetch", "pg_lookup", "pg_insert"]
+                 "concurrency", "read_during_write", "pg_fetch", "pg_lookup", "pg_insert", "pg_replica"]
 
 var quick = false
 var only: [String]?
@@ -47,9 +47,10 @@ do {
     if selected("paginate") { try PaginateBenchmarks(bench: bench, fixtures: fixtures).run() }
     try ConcurrencyBenchmarks(bench: bench, config: config).run(selected)
     // PostgreSQL: on the server DICRECORD_POSTGRES_URL names (.ci/run starts one), else skipped.
-    if selected("pg_fetch") || selected("pg_lookup") || selected("pg_insert") {
+    if selected("pg_fetch") || selected("pg_lookup") || selected("pg_insert") || selected("pg_replica") {
         if let url = ProcessInfo.processInfo.environment["DICRECORD_POSTGRES_URL"], !url.isEmpty {
-            try PostgresBenchmarks(bench: bench, config: config, url: url).run(selected)
+            let replica = ProcessInfo.processInfo.environment["DICRECORD_POSTGRES_REPLICA_URL"].flatMap { $0.isEmpty ? nil : $0 }
+            try PostgresBenchmarks(bench: bench, config: config, url: url, replicaURL: replica).run(selected)
         } else {
             bench.log("pg_*: skipped (set DICRECORD_POSTGRES_URL to a PostgreSQL server to run them)")
         }

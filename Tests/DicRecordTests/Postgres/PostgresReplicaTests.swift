@@ -6,7 +6,7 @@ import Testing
 
 /// The streaming replica `.ci/run` starts beside the primary (`DICRECORD_POSTGRES_REPLICA_URL`,
 /// applying WAL 200 ms after each commit; its data folder `DICRECORD_POSTGRES_REPLICA_DIR`).
-enum PostgresReplica {
+enum ReplicaServer {
     static let environment = ProcessInfo.processInfo.environment
     static let url = environment["DICRECORD_POSTGRES_REPLICA_URL"].flatMap { $0.isEmpty ? nil : $0 }
     static let folder = environment["DICRECORD_POSTGRES_REPLICA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
@@ -33,15 +33,15 @@ enum PostgresReplica {
     }
 }
 
-@Suite(.enabled(if: PostgresReplica.enabled), .serialized) struct PostgresReplicaTests {
+@Suite(.enabled(if: ReplicaServer.enabled), .serialized) struct PostgresReplicaTests {
     /// A context "pg" on the primary and the replica, on a fresh schema (made on the primary,
     /// awaited on the replica).
     private func withReplicated<T>(options: DbContext.Options = DbContext.Options(), _ body: (Db, String) throws -> T) throws -> T {
-        try #require(PostgresReplica.url != nil, "CI=true but DICRECORD_POSTGRES_REPLICA_URL is not set (.ci/run starts a replica)")
+        try #require(ReplicaServer.url != nil, "CI=true but DICRECORD_POSTGRES_REPLICA_URL is not set (.ci/run starts a replica)")
         let scratch = try PostgresServer.scratch()
         defer { scratch.finish() }
         let primary = try #require(PostgresServer.url(searchPath: scratch.schema))
-        let replica = try #require(PostgresReplica.url(searchPath: scratch.schema))
+        let replica = try #require(ReplicaServer.url(searchPath: scratch.schema))
         return try DbContext.withIsolatedRegistry {
             let context = try DbContext(postgres: primary, replicas: [replica], configName: "pg", options: options)
             try context.start()
@@ -80,7 +80,7 @@ enum PostgresReplica {
             #expect(try db.primary.queryFirst("select pg_is_in_recovery()", as: Bool.self) == false)
             // Counted by the port of the server that answered: 20 reads after the replica caught
             // up all ran there; 20 writes all on the primary.
-            let replicaPort = try #require(PostgresReplica.url.flatMap { URLComponents(string: $0)?.port })
+            let replicaPort = try #require(ReplicaServer.url.flatMap { URLComponents(string: $0)?.port })
             let primaryPort = try #require(PostgresServer.url.flatMap { URLComponents(string: $0)?.port })
             try awaitReplica(db)
             var readPorts: [Int] = []
@@ -131,7 +131,7 @@ enum PostgresReplica {
             try db.update("create table cart (id bigint primary key, items bigint)")
             try awaitReplica(db)
             let other = try DbContext(postgres: try #require(PostgresServer.url(searchPath: schema)),
-                                      replicas: [try #require(PostgresReplica.url(searchPath: schema))], configName: "web2")
+                                      replicas: [try #require(ReplicaServer.url(searchPath: schema))], configName: "web2")
             try other.start()
             defer { other.stop() }
             try awaitReplica(Db.use("web2"))
@@ -150,15 +150,15 @@ enum PostgresReplica {
             try db.update("create table s (id bigint primary key)")
             try db.update("insert into s values (1)")
             try awaitReplica(db)
-            try PostgresReplica.control("stop")
+            try ReplicaServer.control("stop")
             var resumed = false
-            defer { if !resumed { try? PostgresReplica.control("resume") } }
+            defer { if !resumed { try? ReplicaServer.control("resume") } }
             // No error: the reads go to the primary.
             for _ in 0..<10 {
                 #expect(try db.queryInt("select count(*) from s") == 1)
                 #expect(try !onReplica(db))
             }
-            try PostgresReplica.control("resume")
+            try ReplicaServer.control("resume")
             resumed = true
             try awaitReplica(db, seconds: 30)
             #expect(try db.queryInt("select count(*) from s") == 1)
