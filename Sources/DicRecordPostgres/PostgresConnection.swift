@@ -428,11 +428,12 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// when it has replayed all it received, else the time since the last transaction it replayed.
     func replayPosition() throws -> (replayed: UInt64, lag: Double) {
         let row = try rows("""
-            SELECT pg_last_wal_replay_lsn()::text, CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+            SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END,
+                   CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
                    ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0) END::double precision
             """).first ?? []
         guard row.count == 2, case .text(let text) = row[0], let replayed = ReadRoute.position(text) else {
-            throw DatabaseError(resultCode: 1, message: "\(configName): the server named as a replica is not replaying WAL (pg_last_wal_replay_lsn() is NULL): is it a primary?",
+            throw DatabaseError(resultCode: 1, message: "\(configName): the server named as a replica is not in recovery (a primary, or a promoted replica): it serves no reads",
                                 configName: configName)
         }
         var lag = 0.0

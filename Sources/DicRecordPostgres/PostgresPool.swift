@@ -23,9 +23,10 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
     private let nextReplica = Atomic<Int>(0)
     /// The connection each thread holds, per pool.
     private static let held = ThreadSlot<[ObjectIdentifier: any EngineConnection]>()
-    /// The replica connection a thread reads on, per pool: the reads nested in that read (a
-    /// page's count and rows, an `each` callback's queries) join it; writes still go to the primary.
-    private static let reading = ThreadSlot<[ObjectIdentifier: PostgresConnection]>()
+    /// The replica connection a thread reads on, per pool, with the WAL position it had replayed:
+    /// the reads nested in that read (a page's count and rows, an `each` callback's queries) join
+    /// it while that is enough; writes still go to the primary.
+    private static let reading = ThreadSlot<[ObjectIdentifier: (connection: PostgresConnection, position: UInt64)]>()
 
     init(primary: PostgresTarget, replicas: [PostgresTarget] = [], configName: String, options: DbContext.Options, tracer: SqlTracer? = nil) throws {
         self.configName = configName
@@ -40,13 +41,26 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
     // MARK: Writes and the primary
 
     func write<T>(_ body: (any EngineConnection) throws -> T) throws -> T {
-        try onPrimary(body)
+        try onPrimary(writing: true, body)
     }
 
-    private func onPrimary<T>(_ body: (any EngineConnection) throws -> T) throws -> T {
+    /// `writing`: a write call, which may write whatever its SQL looks like (`select f()`,
+    /// `select … into`): its commit's position is taken. A read that fell back here is judged by
+    /// its statements (`PostgresConnection.mayHaveWritten`).
+    private func onPrimary<T>(writing: Bool, _ body: (any EngineConnection) throws -> T) throws -> T {
         let id = ObjectIdentifier(self)
         let slot = Self.held.current
-        if let held = slot.value?[id] { return try body(held) }
+        if let held = slot.value?[id] {
+            defer {
+                // An autocommit write on a connection this thread already holds (in an `each`
+                // callback, not in a transaction) is published now, not when the outer call ends.
+                if let connection = held as? PostgresConnection {
+                    if writing { connection.mayHaveWritten = true }
+                    noteCommits(on: connection)
+                }
+            }
+            return try body(held)
+        }
         if let joined = try AsyncScope.join(poolID: id, { connection in
             // Held by this thread for the call, so that the calls nested in it join too.
             slot.value = (slot.value ?? [:]).merging([id: connection]) { $1 }
@@ -59,6 +73,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
         slot.value = (slot.value ?? [:]).merging([id: connection]) { $1 }
         defer {
             slot.value?[id] = nil
+            if writing { connection.mayHaveWritten = true }
             noteCommits(on: connection)
             primary.release(connection)
         }
@@ -82,10 +97,14 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
     /// After a call on the primary that may have committed something: the WAL position now, so
     /// that this context's reads wait for replicas to replay it (only with replicas: one round trip).
     private func noteCommits(on connection: PostgresConnection) {
-        guard !replicas.isEmpty, connection.mayHaveWritten, !connection.isInTransaction, connection.isHealthy else { return }
+        guard !replicas.isEmpty, connection.mayHaveWritten, !connection.isInTransaction else { return }
+        guard connection.isHealthy, let position = try? connection.walInsertPosition() else {
+            // The position is unknown: reads stay on the primary until one is taken again.
+            lastWrite.withLock { $0 = .max }
+            return
+        }
         connection.mayHaveWritten = false
-        guard let position = try? connection.walInsertPosition() else { return }
-        lastWrite.withLock { $0 = max($0, position) }
+        lastWrite.withLock { $0 = $0 == .max ? position : max($0, position) }
     }
 
     func leaseWriter() throws -> any EngineConnection {
@@ -111,30 +130,46 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
     func read<T>(_ route: ReadRoute, _ body: (any EngineConnection) throws -> T) throws -> T {
         let id = ObjectIdentifier(self)
         if replicas.isEmpty || route == .primary || Self.held.current.value?[id] != nil || AsyncScope.isInTransaction(poolID: id) {
-            return try onPrimary(body)
+            return try onPrimary(writing: false, body)
         }
-        let reading = Self.reading.current
-        if let joined = reading.value?[id] { return try body(joined) }
         var needed = lastWrite.withLock { $0 }
         if case .atLeast(let position) = route { needed = max(needed, position) }
-        let first = nextReplica.add(1, ordering: .relaxed).oldValue
+        let reading = Self.reading.current
+        if let joined = reading.value?[id] {
+            // Nested in a read on a replica (a page's queries, an `each` callback's): it joins
+            // that connection only if it had replayed what this read needs (the callback may
+            // have written since); else the primary serves it.
+            if joined.position >= needed { return try body(joined.connection) }
+            return try onPrimary(writing: false, body)
+        }
+        guard needed != .max else { return try onPrimary(writing: false, body) }
+        let first = nextReplica.wrappingAdd(1, ordering: .relaxed).oldValue
         for offset in 0..<replicas.count {
-            let replica = replicas[(first &+ offset) % replicas.count]
-            guard let connection = replica.connection(replayedAtLeast: needed, maxLag: options.maxReplicaLag) else { continue }
+            let replica = replicas[Int(UInt(bitPattern: first &+ offset) % UInt(replicas.count))]
+            guard let (connection, position) = replica.connection(replayedAtLeast: needed, maxLag: options.maxReplicaLag) else { continue }
             let before = connection.statementsRun
-            do {
-                reading.value = (reading.value ?? [:]).merging([id: connection]) { $1 }
-                defer {
-                    reading.value?[id] = nil
-                    replica.endpoint.release(connection)
+            reading.value = (reading.value ?? [:]).merging([id: (connection, position)]) { $1 }
+            let outcome = Result { try body(connection) }
+            reading.value?[id] = nil
+            // Decided before the connection goes back (another thread may take it at once).
+            var elsewhere = false
+            if case .failure(let error) = outcome, connection.statementsRun == before {
+                if !connection.isHealthy {
+                    // The replica went away before the read returned anything: it goes elsewhere.
+                    elsewhere = true
+                    replica.lost()
+                } else if (error as? DatabaseError)?.sqlState == "25006" {
+                    // The "read" writes (`select nextval(…)`, a function that inserts): the primary runs it.
+                    elsewhere = true
                 }
-                return try body(connection)
-            } catch where !connection.isHealthy && connection.statementsRun == before {
-                // The replica went away before the read returned anything: it goes elsewhere.
-                replica.markDown()
+            }
+            replica.endpoint.release(connection)
+            if !elsewhere { return try outcome.get() }
+            if case .failure(let error) = outcome, (error as? DatabaseError)?.sqlState == "25006" {
+                return try onPrimary(writing: true, body)
             }
         }
-        return try onPrimary(body)
+        return try onPrimary(writing: false, body)
     }
 
     func consistencyToken() -> String? {
@@ -233,7 +268,50 @@ final class PostgresEndpoint: @unchecked Sendable {   // mutable state guarded b
         }
     }
 
+    /// A connection without waiting: an idle one, or a new one while fewer than `poolSize` are
+    /// open; nil when all are in use (a replica then lets the read go elsewhere).
+    func tryAcquire() throws -> PostgresConnection? {
+        gate.lock()
+        while let connection = idle.popLast() {
+            if connection.isHealthy {
+                gate.unlock()
+                return connection
+            }
+            connection.close()
+            open -= 1
+        }
+        guard !closed, open < max(1, options.poolSize) else {
+            gate.unlock()
+            return nil
+        }
+        open += 1
+        gate.unlock()
+        do {
+            return try connect()
+        } catch {
+            gate.lock()
+            open -= 1
+            gate.signal()
+            gate.unlock()
+            throw error
+        }
+    }
+
+    /// Closes the idle connections: the server went away, and they would each fail once before
+    /// being replaced.
+    func dropIdle() {
+        gate.lock()
+        let dropping = idle
+        idle = []
+        open -= dropping.count
+        gate.broadcast()
+        gate.unlock()
+        dropping.forEach { $0.close() }
+    }
+
     func release(_ connection: PostgresConnection) {
+        // A read that failed inside its own transaction (a page's) leaves it aborted: never handed on so.
+        if connection.isHealthy && connection.isInTransaction { try? connection.executeRollback("ROLLBACK") }
         gate.lock()
         defer { gate.unlock() }
         if closed || !connection.isHealthy {
@@ -279,34 +357,55 @@ final class PostgresReplica: Sendable {
         self.endpoint = endpoint
     }
 
-    /// One of its connections when it is up, has replayed `position`, and lags at most `maxLag`
-    /// seconds; nil otherwise (asking it when what is known is not enough).
-    func connection(replayedAtLeast position: UInt64, maxLag: Double) -> PostgresConnection? {
+    /// One of its connections, and the WAL position it had replayed, when it is up, has replayed
+    /// `position` and lags at most `maxLag` seconds; nil otherwise (asking it when what is known
+    /// is not enough). A replica whose connections are all in use lets the read go elsewhere.
+    func connection(replayedAtLeast position: UInt64, maxLag: Double) -> (PostgresConnection, UInt64)? {
         let now = ContinuousClock.now
         let known = health.withLock { $0 }
         if let down = known.downUntil, now < down { return nil }
         let fresh = known.checked.map { now - $0 < .seconds(Self.lagFreshness) } ?? false
         if fresh && known.lag > maxLag { return nil }
-        guard let connection = try? endpoint.acquire() else {
+        let connection: PostgresConnection
+        do {
+            guard let idle = try endpoint.tryAcquire() else { return nil }
+            connection = idle
+        } catch {
             markDown()
             return nil
         }
-        if fresh && known.replayed >= position && known.downUntil == nil { return connection }
+        if fresh && known.replayed >= position && known.downUntil == nil { return (connection, known.replayed) }
         do {
             let (replayed, lag) = try connection.replayPosition()
-            health.withLock { $0 = Health(replayed: replayed, lag: lag, checked: now, downUntil: nil) }
-            if replayed >= position && lag <= maxLag { return connection }
+            health.withLock { health in
+                health.replayed = max(health.replayed, replayed)
+                health.lag = lag
+                health.checked = now
+                health.downUntil = nil
+            }
+            if replayed >= position && lag <= maxLag { return (connection, replayed) }
         } catch {
+            let gone = !connection.isHealthy
             endpoint.release(connection)
-            markDown()
+            if gone { lost() } else { markDown(for: Self.notAReplicaPause) }
             return nil
         }
         endpoint.release(connection)
         return nil
     }
 
-    func markDown() {
-        health.withLock { $0.downUntil = ContinuousClock.now + .seconds(Self.retryAfter) }
+    /// Seconds a server named as a replica that is not replaying WAL (a primary, a promoted
+    /// replica) is left alone.
+    static let notAReplicaPause: Double = 30
+
+    /// The replica went away: its idle connections are dropped, and it is asked again later.
+    func lost() {
+        endpoint.dropIdle()
+        markDown()
+    }
+
+    func markDown(for seconds: Double = PostgresReplica.retryAfter) {
+        health.withLock { $0.downUntil = ContinuousClock.now + .seconds(seconds) }
     }
 }
 

@@ -436,9 +436,11 @@ extension DbContext {
         public var isolation = Isolation.serializable
         /// PostgreSQL with read replicas: seconds a replica may lag and still serve reads. Its lag is
         /// 0 when it has replayed all the WAL it received, else the time since the last
-        /// transaction it replayed (PostgreSQL's `now() - pg_last_xact_replay_timestamp()`),
-        /// asked at most once a second. Independent of it, a read never sees less than this
-        /// context's own last commit (read-your-writes).
+        /// transaction it replayed (PostgreSQL's `now() - pg_last_xact_replay_timestamp()`); a
+        /// known lag is trusted for a second. Independent of it, a read never sees less than this
+        /// context's own last commit (read-your-writes). A read that turns out to write on a
+        /// replica (`select nextval(…)`) runs again on the primary; session state such as
+        /// advisory locks belongs on the primary: use `Db.primary`.
         /// ```swift
         /// options.maxReplicaLag = 5
         /// ```

@@ -50,6 +50,16 @@ enum ReplicaServer {
         }
     }
 
+    /// Runs `body` with the replica's WAL replay paused (nothing new reaches its reads).
+    private func withReplayPaused<T>(_ body: () throws -> T) throws -> T {
+        let target = PostgresTarget(url: try #require(ReplicaServer.url))
+        let admin = try PostgresConnection(target, configName: "replica-admin", connectTimeout: 5)
+        defer { admin.close() }
+        try admin.execute(script: "SELECT pg_wal_replay_pause()")
+        defer { try? admin.execute(script: "SELECT pg_wal_replay_resume()") }
+        return try body()
+    }
+
     /// Whether a read through `db` ran on the replica.
     private func onReplica(_ db: Db) throws -> Bool {
         try db.queryFirst("select pg_is_in_recovery()", as: Bool.self) == true
@@ -67,10 +77,15 @@ enum ReplicaServer {
     @Test func readsRunOnTheReplicaAndWritesOnThePrimary() throws {
         try withReplicated { db, _ in
             try db.update("create table t (id bigint primary key, v text)")
-            // Just written (the replica applies WAL 200 ms late): the read goes to the primary.
-            #expect(try !onReplica(db))
             try awaitReplica(db)
-            #expect(try db.queryInt("select count(*) from t") == 0)
+            // Just written, the replica paused: the read goes to the primary.
+            try withReplayPaused {
+                try db.update("insert into t values (100, 'x')")
+                #expect(try !onReplica(db))
+                #expect(try db.findById("t", 100)?.get("v", as: String.self) == "x")
+            }
+            try awaitReplica(db)
+            #expect(try db.queryInt("select count(*) from t") == 1)
             // Writes and transactions stay on the primary; a read inside a transaction too.
             try db.tx { db in
                 try db.update("insert into t values (1, 'one')")
@@ -123,6 +138,13 @@ enum ReplicaServer {
             // And once the replica has replayed them, the same reads run there and see the same.
             try awaitReplica(db)
             #expect(try db.query("select n from rw order by thread", as: Int.self) == [250, 250, 250, 250])
+            // Rounds that wait for the replica between the write and the read: the reads run there
+            // (so read-your-writes was not the primary answering every time) and see the write.
+            for n in 251...253 {
+                try db.update("update rw set n = ? where thread = 0", n)
+                try awaitReplica(db)
+                #expect(try db.queryInt("select n from rw where thread = 0") == n)
+            }
         }
     }
 
@@ -169,8 +191,45 @@ enum ReplicaServer {
         var options = DbContext.Options()
         options.maxReplicaLag = -1   // no replica is ever in time
         try withReplicated(options: options) { db, _ throws in
-            Thread.sleep(forTimeInterval: 0.5)
             for _ in 0..<5 { #expect(try !onReplica(db)) }
+        }
+    }
+
+    @Test func nestedReadsAfterAWriteInAReplicaReadSeeTheWrite() throws {
+        try withReplicated { db, _ in
+            try db.update("create table o (id bigint primary key, state text)")
+            try db.batch("insert into o values (?, 'new')", (1...3).map { [$0] })
+            try awaitReplica(db)
+            var seen: [String] = []
+            // The each runs on the replica; each callback's write goes to the primary, and the
+            // read after it may not join the replica's connection (it has not replayed the write).
+            try withReplayPaused {
+                try db.each("select id from o order by id") { (order: Record) -> Bool in
+                    try db.update("update o set state = 'sent' where id = ?", order["id"] as Int?)
+                    seen.append(try db.findById("o", order["id"] as Int? ?? 0)?.get("state", as: String.self) ?? "?")
+                    return true
+                }
+            }
+            #expect(seen == ["sent", "sent", "sent"])
+        }
+    }
+
+    @Test func aReadThatWritesRunsOnThePrimaryAndAFailedPageLeavesTheReplicaUsable() throws {
+        var options = DbContext.Options()
+        options.poolSize = 1   // one replica connection: the failed page's must be handed on clean
+        try withReplicated(options: options) { db, _ in
+            try db.update("create sequence seq")
+            try db.update("create table p (id bigint primary key)")
+            try db.batch("insert into p values (?)", (1...5).map { [$0] })
+            try awaitReplica(db)
+            // nextval writes: a replica refuses it (25006), the primary runs it.
+            #expect(try db.queryInt("select nextval('seq')") == 1)
+            #expect(try db.queryInt("select nextval('seq')") == 2)
+            try awaitReplica(db)
+            // A page whose query fails inside its own snapshot transaction on the replica.
+            #expect(throws: DatabaseError.self) { try db.paginate(2, 2, "select 1 / (id - 3) as x", "from p order by id") }
+            #expect(try onReplica(db))
+            #expect(try db.queryInt("select count(*) from p") == 5)
         }
     }
 
