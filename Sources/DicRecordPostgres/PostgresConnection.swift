@@ -153,18 +153,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     func run(_ sql: String, _ arguments: EncodedArguments, row: (([String], [DatabaseValue]) throws -> Bool)? = nil,
              reprepared: Bool = false) throws -> (columns: [String], changes: Int) {
         try refuseCommitOfAbortedTransaction(sql)
-        var ordered: [DatabaseValue]?
-        var fresh = false
-        let statement = try prepare(sql) {
-            fresh = true
-            let placeholders = try PostgresPlaceholders(sql, configName: configName)
-            ordered = try arguments.ordered(for: placeholders, sql: sql, configName: configName)
-            return ordered!
-        }
-        let values = try ordered ?? arguments.ordered(for: statement.placeholders, sql: sql, configName: configName)
-        let parameters = try values.enumerated().map { index, value in
-            try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
-        }
+        let (statement, values, parameters, fresh) = try bound(sql, arguments)
         let start = tracer?.isEnabled == true ? ContinuousClock.now : nil
         let result: OpaquePointer
         do {
@@ -219,16 +208,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         guard Self.canStream(sql, inTransaction: inTransaction) else {
             return try withoutActuallyEscaping(row) { try run(sql, arguments, row: $0).columns }
         }
-        var ordered: [DatabaseValue]?
-        let statement = try prepare(sql) {
-            let placeholders = try PostgresPlaceholders(sql, configName: configName)
-            ordered = try arguments.ordered(for: placeholders, sql: sql, configName: configName)
-            return ordered!
-        }
-        let values = try ordered ?? arguments.ordered(for: statement.placeholders, sql: sql, configName: configName)
-        let parameters = try values.enumerated().map { index, value in
-            try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
-        }
+        let (statement, values, parameters, _) = try bound(sql, arguments)
         let cursor = "dicrecord_cursor_\(nextName)"
         nextName += 1
         let declare = "DECLARE \(cursor) NO SCROLL CURSOR \(isInTransaction ? "" : "WITH HOLD ")FOR \(statement.placeholders.text)"
@@ -383,6 +363,26 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         guard start.hasPrefix("select") || start.hasPrefix("values") else { return false }
         if inTransaction && (text.contains("--") || text.contains("/*")) { return false }
         return ![" into ", "for update", "for no key update", "for share", "for key share"].contains { text.contains($0) }
+    }
+
+    /// The prepared statement of `sql` (prepared now when `fresh`) and `arguments` in its
+    /// placeholders' order, as values and in the forms of their parameters' types.
+    private func bound(_ sql: String, _ arguments: EncodedArguments)
+        throws -> (statement: Prepared, values: [DatabaseValue], parameters: [PostgresParameter], fresh: Bool) {
+        var ordered: [DatabaseValue]?
+        var fresh = false
+        let statement = try prepare(sql) {
+            fresh = true
+            let placeholders = try PostgresPlaceholders(sql, configName: configName)
+            let values = try arguments.ordered(for: placeholders, sql: sql, configName: configName)
+            ordered = values
+            return values
+        }
+        let values = try ordered ?? arguments.ordered(for: statement.placeholders, sql: sql, configName: configName)
+        let parameters = try values.enumerated().map { index, value in
+            try PostgresParameter(value, as: statement.parameterTypes[index], index: index + 1, sql: sql, configName: configName)
+        }
+        return (statement, values, parameters, fresh)
     }
 
     /// All rows of `sql`.

@@ -249,15 +249,7 @@ final class PostgresEndpoint: @unchecked Sendable {   // mutable state guarded b
             if open < max(1, options.poolSize) {
                 open += 1
                 gate.unlock()
-                do {
-                    return try connect()
-                } catch {
-                    gate.lock()
-                    open -= 1
-                    gate.signal()
-                    gate.unlock()
-                    throw error
-                }
+                return try openCounted()
             }
             if !gate.wait(until: deadline) {
                 gate.unlock()
@@ -286,6 +278,11 @@ final class PostgresEndpoint: @unchecked Sendable {   // mutable state guarded b
         }
         open += 1
         gate.unlock()
+        return try openCounted()
+    }
+
+    /// Connects a connection already counted in `open` (the gate not held); uncounts it on failure.
+    private func openCounted() throws -> PostgresConnection {
         do {
             return try connect()
         } catch {
