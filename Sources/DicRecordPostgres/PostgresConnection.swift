@@ -628,7 +628,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
 
     private func lostConnection(sql: String) -> DatabaseError {
         let message = String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines)
-        return DatabaseError(resultCode: 10, message: "the connection to PostgreSQL failed: \(message)", sql: sql,
+        let host = PQhost(handle).map { String(cString: $0) } ?? "?", port = PQport(handle).map { String(cString: $0) } ?? "?"
+        return DatabaseError(resultCode: 10, message: "the connection to PostgreSQL at \(host):\(port) failed: \(message)", sql: sql,
                              configName: configName, sqlState: "08006")
     }
 

@@ -51,11 +51,12 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
         let id = ObjectIdentifier(self)
         let slot = Self.held.current
         if let held = slot.value?[id] {
+            let before = (held as? PostgresConnection)?.statementsRun ?? 0
             defer {
                 // An autocommit write on a connection this thread already holds (in an `each`
                 // callback, not in a transaction) is published now, not when the outer call ends.
                 if let connection = held as? PostgresConnection {
-                    if writing { connection.mayHaveWritten = true }
+                    if writing && connection.statementsRun > before { connection.mayHaveWritten = true }
                     noteCommits(on: connection)
                 }
             }
@@ -70,10 +71,12 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
             return joined
         }
         let connection = try primary.acquire()
+        let before = connection.statementsRun
         slot.value = (slot.value ?? [:]).merging([id: connection]) { $1 }
         defer {
             slot.value?[id] = nil
-            if writing { connection.mayHaveWritten = true }
+            // A write call that ran no statement to the end (the primary went away first) committed nothing.
+            if writing && connection.statementsRun > before { connection.mayHaveWritten = true }
             noteCommits(on: connection)
             primary.release(connection)
         }

@@ -18,18 +18,27 @@ enum ReplicaServer {
 
     /// `.ci/postgres-server stop|resume` on the replica.
     static func control(_ command: String) throws {
+        _ = try server([command, try #require(folder, "DICRECORD_POSTGRES_REPLICA_DIR is not set")])
+    }
+
+    /// Runs `.ci/postgres-server` with `arguments`; returns what it printed (a started server's URL).
+    static func server(_ arguments: [String]) throws -> String {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../.ci/postgres-server").standardized
-        let arguments = ["/bin/bash", script.path, command, try #require(folder, "DICRECORD_POSTGRES_REPLICA_DIR is not set")]
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-pg-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let command = ([script.path] + arguments).map { "'" + $0 + "'" }.joined(separator: " ") + " > '\(output.path)'"
         // posix_spawn and waitpid, not Foundation's Process: the server the script starts lives on
         // holding descriptors Process watches, and its waitUntilExit would never return.
-        var argv = arguments.map { strdup($0) } + [nil]
+        let words: [String] = ["/bin/bash", "-c", command]
+        var argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, "/bin/bash", nil, nil, &argv, environ)
         try #require(spawned == 0, "cannot run postgres-server: \(spawned)")
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        try #require(status == 0, "postgres-server \(command) failed (status \(status))")
+        try #require(status == 0, "postgres-server \(arguments.joined(separator: " ")) failed (status \(status))")
+        return (try? String(contentsOf: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     }
 }
 
@@ -241,6 +250,36 @@ enum ReplicaServer {
         try withDatabase { t throws in
             #expect(try t.db.consistencyToken() == nil)
             #expect(try t.db.after("0/1").queryInt("select 1") == 1)
+        }
+    }
+
+    @Test func aPrimaryThatIsDownFailsWritesByNameWhileReplicasServeReads() throws {
+        // A primary and a replica of this test's own: stopping the shared primary would stop the other suites.
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-pair-\(UUID().uuidString)")
+        let primaryDir = base.appendingPathComponent("primary").path, replicaDir = base.appendingPathComponent("replica").path
+        defer {
+            _ = try? ReplicaServer.server(["stop", replicaDir])
+            _ = try? ReplicaServer.server(["stop", primaryDir])
+            try? FileManager.default.removeItem(at: base)
+        }
+        let primary = try ReplicaServer.server(["start", primaryDir])
+        let replica = try ReplicaServer.server(["replica", replicaDir, primaryDir])
+        let primaryPort = try #require(URLComponents(string: primary)?.port)
+        try DbContext.withIsolatedRegistry {
+            let context = try DbContext(postgres: primary, replicas: [replica], configName: "pair")
+            try context.start()
+            defer { context.stop() }
+            let db = Db.use("pair")
+            try db.update("create table kept (id bigint primary key, v text)")
+            try db.update("insert into kept values (1, 'one')")
+            try awaitReplica(db)
+            _ = try ReplicaServer.server(["stop", primaryDir])
+            // Writes fail, naming the primary's host and port.
+            let error = try #require(throws: DatabaseError.self) { try db.update("insert into kept values (2, 'two')") }
+            #expect(error.message.contains("\(primaryPort)"), "\(error)")
+            // Reads go on from the replica, which has replayed everything this context wrote.
+            #expect(try db.findById("kept", 1)?.get("v", as: String.self) == "one")
+            #expect(try onReplica(db))
         }
     }
 }
