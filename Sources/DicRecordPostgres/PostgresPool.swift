@@ -324,15 +324,12 @@ final class PostgresEndpoint: @unchecked Sendable {   // mutable state guarded b
         gate.signal()
     }
 
+    /// Closes the idle connections; those in use close when they are handed back.
     func close() {
         gate.lock()
         closed = true
-        let closing = idle
-        idle = []
-        open -= closing.count
-        gate.broadcast()
         gate.unlock()
-        closing.forEach { $0.close() }
+        dropIdle()
     }
 }
 
