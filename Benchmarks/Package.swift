@@ -1,10 +1,13 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// A package of its own so that GRDB never reaches DicRecord's users.
+// A package of its own so that GRDB never reaches DicRecord's users. The PostgreSQL workloads
+// (raw libpq, PostgresNIO, Fluent, DicRecord) are the package in ./Postgres.
 let package = Package(
     name: "DicRecordBenchmarks",
     platforms: [.macOS(.v15), .iOS(.v18)],
+    // The timing harness and the report, shared with the PostgreSQL benchmarks (./Postgres).
+    products: [.library(name: "BenchHarness", targets: ["BenchHarness"])],
     dependencies: [
         .package(name: "DicRecord", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -17,20 +20,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
-        // The raw libpq baseline for the PostgreSQL workloads.
-        .systemLibrary(
-            name: "CPostgreSQLBench",
-            path: "Sources/CPostgreSQLBench",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
-        ),
+        .systemLibrary(name: "CMallocTrim", path: "Sources/CMallocTrim"),
+        .target(name: "BenchHarness", dependencies: ["CMallocTrim"], path: "Sources/BenchHarness"),
         .executableTarget(
             name: "bench",
             dependencies: [
                 "CSQLiteBench",
-                "CPostgreSQLBench",
+                "BenchHarness",
                 .product(name: "DicRecord", package: "DicRecord"),
-                .product(name: "DicRecordPostgres", package: "DicRecord"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/bench"

@@ -1,3 +1,4 @@
+import BenchHarness
 import CSQLiteBench
 import DicRecord
 import Foundation

@@ -1,3 +1,4 @@
+import BenchHarness
 import Foundation
 
 // swift run -c release --package-path Benchmarks bench [workload…] [--quick] [--only TEXT[,TEXT…]]
@@ -7,10 +8,11 @@ import Foundation
 //
 // Times DicRecord against the raw SQLite C API and GRDB on the workloads of
 // ../shared/reference/anchor-benchmarks.md and prints one Markdown table. Exits non-zero when
-// two implementations of a workload disagree on their checksum.
+// two implementations of a workload disagree on their checksum. The PostgreSQL workloads are the
+// package in ./Postgres (`bench-pg`).
 
 let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate",
-                 "concurrency", "read_during_write", "pg_fetch", "pg_lookup", "pg_insert", "pg_replica"]
+                 "concurrency", "read_during_write"]
 
 var quick = false
 var only: [String]?
@@ -46,17 +48,12 @@ do {
     if selected("lookup_pk") { try LookupBenchmarks(bench: bench, fixtures: fixtures).run() }
     if selected("paginate") { try PaginateBenchmarks(bench: bench, fixtures: fixtures).run() }
     try ConcurrencyBenchmarks(bench: bench, config: config).run(selected)
-    // PostgreSQL: on the server DICRECORD_POSTGRES_URL names (.ci/run starts one), else skipped.
-    if selected("pg_fetch") || selected("pg_lookup") || selected("pg_insert") || selected("pg_replica") {
-        if let url = ProcessInfo.processInfo.environment["DICRECORD_POSTGRES_URL"], !url.isEmpty {
-            let replica = ProcessInfo.processInfo.environment["DICRECORD_POSTGRES_REPLICA_URL"].flatMap { $0.isEmpty ? nil : $0 }
-            try PostgresBenchmarks(bench: bench, config: config, url: url, replicaURL: replica).run(selected)
-        } else {
-            bench.log("pg_*: skipped (set DICRECORD_POSTGRES_URL to a PostgreSQL server to run them)")
-        }
-    }
 } catch {
     FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
     exit(1)
 }
-Report.print(bench.measurements, config: config, wallTime: clock.now - start)
+Report.print(bench.measurements, title: "DicRecord benchmarks", quick: quick, details: [
+    "SQLite \(config.sqliteVersion), release build, file-backed databases, journal DELETE and synchronous FULL for every implementation (DicRecord's default WAL is set to DELETE here)",
+    "reads run inside one transaction per call: raw BEGIN…COMMIT, GRDB `DatabaseQueue.read`, DicRecord `Db.transaction`",
+    "rows: items \(config.itemRows), people \(config.peopleRows), lookups \(config.peopleRows), inserts \(config.insertRows), paginate \(config.pageRows)",
+], wallTime: clock.now - start)

@@ -2,16 +2,16 @@ import Foundation
 
 /// Prints one Markdown table for the run: every workload, every implementation, times in
 /// seconds, the ratio of the median to raw C's median in this same run, and peak memory.
-enum Report {
-    static func print(_ measurements: [Measurement], config: BenchConfig, wallTime: Duration) {
+public enum Report {
+    /// `title` names the suite; `details` are the suite's own lines (engine version, settings, rows)
+    /// printed after the date and the machine.
+    public static func print(_ measurements: [Measurement], title: String, quick: Bool, details: [String], wallTime: Duration) {
         let out = { (line: String) in Swift.print(line) }
-        out("DicRecord benchmarks — \(config.quick ? "--quick (1 run, no warm-up)" : "median and min of 5 runs after 1 warm-up, implementations interleaved round by round")")
+        out("\(title) — \(quick ? "--quick (1 run, no warm-up)" : "median and min of 5 runs after 1 warm-up, implementations interleaved round by round")")
         out("")
         out("- date: \(ISO8601DateFormatter().string(from: Date()))")
         out("- machine: \(machineDescription())")
-        out("- SQLite \(config.sqliteVersion), release build, file-backed databases, journal DELETE and synchronous FULL for every implementation (DicRecord's default WAL is set to DELETE here)")
-        out("- reads run inside one transaction per call: raw BEGIN…COMMIT, GRDB `DatabaseQueue.read`, DicRecord `Db.transaction`")
-        out("- rows: items \(config.itemRows), people \(config.peopleRows), lookups \(config.peopleRows), inserts \(config.insertRows), paginate \(config.pageRows)")
+        for line in details { out("- \(line)") }
         out("")
         out("| workload | implementation | median s | min s | × raw | peak MiB |")
         out("|---|---|---:|---:|---:|---:|")

@@ -1,33 +1,33 @@
-import CSQLiteBench
+import CMallocTrim
 import Foundation
 
 /// One timed row of the report.
-struct Measurement {
-    let workload: String
-    let implementation: String
+public struct Measurement: Sendable {
+    public let workload: String
+    public let implementation: String
     /// Wall time of each timed run (warm-up excluded).
-    let times: [Duration]
+    public let times: [Duration]
     /// Peak resident memory of the process during this implementation's timed runs (the largest
     /// of them), nil when unknown.
-    let peakBytes: Int?
+    public let peakBytes: Int?
 
-    var median: Duration {
+    public var median: Duration {
         let sorted = times.sorted()
         let mid = sorted.count / 2
         return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
     }
 
-    var min: Duration { times.min()! }
+    public var min: Duration { times.min()! }
 }
 
 /// Thrown when two implementations of a workload disagree on the values they read.
-struct ChecksumMismatch: Error, CustomStringConvertible {
+public struct ChecksumMismatch: Error, CustomStringConvertible {
     let workload: String
     let reference: (implementation: String, checksum: Int)
     let implementation: String
     let checksum: Int
 
-    var description: String {
+    public var description: String {
         "checksum mismatch in \(workload): \(reference.implementation) = \(reference.checksum), \(implementation) = \(checksum)"
     }
 }
@@ -41,23 +41,23 @@ struct ChecksumMismatch: Error, CustomStringConvertible {
 /// and minimum of the timed runs. Each run may have an untimed `setUp` (a fresh file for inserts,
 /// say) and returns a value whose checksum is computed after the clock stops and must equal the
 /// first implementation's (raw C, registered first).
-final class Bench {
-    let quick: Bool
+public final class Bench {
+    public let quick: Bool
     /// When set, only implementations whose name contains one of these run (for profiling one of
     /// them, or timing it next to raw: `--only raw,"dicrecord each"`).
-    let only: [String]?
-    private(set) var measurements: [Measurement] = []
+    public let only: [String]?
+    public private(set) var measurements: [Measurement] = []
 
-    init(quick: Bool, only: [String]?) {
+    public init(quick: Bool, only: [String]?) {
         self.quick = quick
         self.only = only
     }
 
-    var runs: Int { quick ? 1 : 5 }
-    var warmUp: Bool { !quick }
+    public var runs: Int { quick ? 1 : 5 }
+    public var warmUp: Bool { !quick }
 
     /// Measures the implementations of one workload; `body` registers them with `measure`.
-    func workload(_ name: String, _ body: (Workload) throws -> Void) throws {
+    public func workload(_ name: String, _ body: (Workload) throws -> Void) throws {
         log("\(name)")
         let workload = Workload(name: name)
         try body(workload)
@@ -79,14 +79,14 @@ final class Bench {
         }
     }
 
-    func log(_ text: String) {
+    public func log(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 }
 
 /// The implementations of one workload, measured against the same checksum.
-final class Workload {
-    let name: String
+public final class Workload {
+    public let name: String
     fileprivate var cases: [Case] = []
     private var reference: (implementation: String, checksum: Int)?
 
@@ -102,14 +102,14 @@ final class Workload {
 
     /// Registers an implementation whose body returns an already computed checksum (the usual
     /// case: the body sums what it reads while it reads).
-    func measure(_ implementation: String, setUp: @escaping () throws -> Void = {}, tearDown: @escaping () -> Void = {},
+    public func measure(_ implementation: String, setUp: @escaping () throws -> Void = {}, tearDown: @escaping () -> Void = {},
                  _ body: @escaping () throws -> Int) {
         measure(implementation, setUp: setUp, tearDown: tearDown, checksum: { $0 }, body)
     }
 
     /// Registers an implementation. Each run calls `setUp`, times `body`, computes `checksum` on
     /// its result and calls `tearDown`; only `body` is timed.
-    func measure<R>(_ implementation: String, setUp: @escaping () throws -> Void = {}, tearDown: @escaping () -> Void = {},
+    public func measure<R>(_ implementation: String, setUp: @escaping () throws -> Void = {}, tearDown: @escaping () -> Void = {},
                     checksum: @escaping (R) throws -> Int, _ body: @escaping () throws -> R) {
         // Peak memory: before each timed run the kernel's high-water mark (VmHWM) is reset to the
         // current RSS (after handing freed heap memory back to the system) by writing "5" to
@@ -143,10 +143,10 @@ final class Workload {
 }
 
 /// Peak resident memory from /proc (Linux).
-enum MemoryMeter {
+public enum MemoryMeter {
     /// Gives freed heap memory back to the system, then resets VmHWM to the current RSS by writing
     /// "5" to /proc/self/clear_refs. False when that is not possible (not Linux, old kernel).
-    static func resetPeak() -> Bool {
+    public static func resetPeak() -> Bool {
         #if os(Linux)
         malloc_trim(0)
         let fd = open("/proc/self/clear_refs", O_WRONLY)
@@ -159,7 +159,7 @@ enum MemoryMeter {
     }
 
     /// VmHWM from /proc/self/status, in bytes.
-    static func peakBytes() -> Int? {
+    public static func peakBytes() -> Int? {
         guard let status = readProcFile("/proc/self/status") else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             let kilobytes = line.dropFirst("VmHWM:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
@@ -170,7 +170,7 @@ enum MemoryMeter {
 }
 
 /// The text of a /proc file (they report a size of 0, so read until EOF).
-func readProcFile(_ path: String) -> String? {
+public func readProcFile(_ path: String) -> String? {
     let fd = open(path, O_RDONLY)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -185,8 +185,14 @@ func readProcFile(_ path: String) -> String? {
 }
 
 extension Duration {
-    var seconds: Double {
+    public var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) * 1e-18
     }
+}
+
+/// A failure of the benchmark itself (a server it cannot reach, a replica that never catches up).
+public struct BenchError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
