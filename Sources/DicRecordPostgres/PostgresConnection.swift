@@ -41,6 +41,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     private let tracer: SqlTracer?
     private let handle: OpaquePointer
     private var prepared: [String: Prepared] = [:]
+    /// `withParameters`' buffers, kept between statements (nil while one is using them).
+    private var scratch: ParameterBuffers? = ParameterBuffers()
     private var nextName = 0
     /// Whether a statement that may write ran since the pool last took the WAL position.
     var mayHaveWritten = false
@@ -76,7 +78,9 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     }
 
     /// A statement prepared on this connection: its server-side name and what its rows hold.
-    struct Prepared {
+    /// (A class: it is handed around per row and per value, and a struct of five arrays would be
+    /// retained five times at each hand-over.)
+    final class Prepared {
         let name: String
         let placeholders: PostgresPlaceholders
         let columnNames: [String]
@@ -85,6 +89,15 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         let parameterTypes: [UInt32]
         /// Whether every result column is read in binary (else the whole result comes as text).
         let binary: Bool
+
+        init(name: String, placeholders: PostgresPlaceholders, columnNames: [String], columnTypes: [UInt32], parameterTypes: [UInt32], binary: Bool) {
+            self.name = name
+            self.placeholders = placeholders
+            self.columnNames = columnNames
+            self.columnTypes = columnTypes
+            self.parameterTypes = parameterTypes
+            self.binary = binary
+        }
     }
 
     /// Opens a connection; throws, naming the host and port, when the server cannot be reached
@@ -178,9 +191,11 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         }
         if let row {
             let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
+            // One array for every row: the callee copies what it keeps, so it stays unique and is refilled in place.
+            var values = [DatabaseValue]()
+            values.reserveCapacity(columns)
             for r in 0..<rows {
-                var values = [DatabaseValue]()
-                values.reserveCapacity(columns)
+                values.removeAll(keepingCapacity: true)
                 for c in 0..<columns { values.append(try value(result, r, c, statement, sql: sql)) }
                 guard try row(statement.columnNames, values) else { break }
             }
@@ -260,9 +275,10 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
                     return try stream(sql, arguments, reprepared: true, row: row)
                 }
             }
+            var values = [DatabaseValue]()
+            values.reserveCapacity(columns)
             for r in 0..<rows {
-                var values = [DatabaseValue]()
-                values.reserveCapacity(columns)
+                values.removeAll(keepingCapacity: true)
                 for c in 0..<columns { values.append(try value(result, r, c, statement, sql: sql)) }
                 guard try row(statement.columnNames, values) else { return statement.columnNames }
             }
@@ -274,7 +290,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// libpq's pipeline mode (no round trip per row), inside the caller's transaction (which the
     /// caller rolls back on a failure). Each chunk's lists are encoded before any of it is sent;
     /// the first failure is thrown with its position (the server skips the rest of the chunk).
-    package func executeBatch(_ sql: String, _ rows: [EncodedArguments]) throws -> [Int] {
+    package func executeBatch(_ sql: String, _ rows: [EncodedArguments],
+                              row: ((_ index: Int, _ columns: [String], _ values: [DatabaseValue]) throws -> Void)?) throws -> [Int] {
         guard let first = rows.first else { return [] }
         var firstValues: [DatabaseValue]?
         let statement: Prepared
@@ -313,7 +330,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
             let start = tracer?.isEnabled == true ? ContinuousClock.now : nil
             for index in chunk {
                 let sent = withParameters(encoded[index - chunk.lowerBound].parameters) { count, pointers, lengths, formats in
-                    PQsendQueryPrepared(handle, statement.name, count, pointers, lengths, formats, 0)
+                    PQsendQueryPrepared(handle, statement.name, count, pointers, lengths, formats, statement.binary ? 1 : 0)
                 }
                 guard sent == 1 else { throw EngineBatchFailure(index: index, error: lostConnection(sql: sql)) }
             }
@@ -325,6 +342,20 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
                 let status = PQresultStatus(result)
                 if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
                     counts.append(Int(String(cString: PQcmdTuples(result))) ?? 0)
+                    // Rows it returned (RETURNING): a failure to read them fails the batch at this
+                    // item, after the rest of the pipeline is read (the connection stays usable).
+                    if let row, status == PGRES_TUPLES_OK, failure == nil {
+                        do {
+                            var values = [DatabaseValue]()
+                            for r in 0..<Int(PQntuples(result)) {
+                                values.removeAll(keepingCapacity: true)
+                                for c in 0..<Int(PQnfields(result)) { values.append(try value(result, r, c, statement, sql: sql)) }
+                                try row(index, statement.columnNames, values)
+                            }
+                        } catch {
+                            failure = EngineBatchFailure(index: index, error: error)
+                        }
+                    }
                 } else if status != PGRES_PIPELINE_ABORTED, failure == nil {
                     failure = EngineBatchFailure(index: index, error: error(result, sql: sql, placeholders: statement.placeholders,
                                                                             arguments: encoded[index - chunk.lowerBound].values))
@@ -579,27 +610,34 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// Calls `send` with libpq's parameter arrays for `parameters`: count, values, lengths, formats.
     private func withParameters<R>(_ parameters: [PostgresParameter],
                                    _ send: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> R) -> R {
-        let count = parameters.count
+        // The buffers of the last statement, refilled (one thread uses a connection at a time;
+        // a call from inside `send` would find them taken and use its own).
+        var buffers = scratch ?? ParameterBuffers()
+        scratch = nil
+        defer { scratch = buffers }
+        buffers.removeAll()
         // One buffer for every value: text values as C strings (libpq reads text parameters up to
         // their NUL), binary ones with their length; an empty binary value still gets an address
         // (a NULL pointer would send SQL NULL).
-        var bytes: [UInt8] = []
-        var offsets: [Int?] = []
         for parameter in parameters {
-            guard let value = parameter.bytes else { offsets.append(nil); continue }
-            offsets.append(bytes.count)
-            bytes.append(contentsOf: value)
-            bytes.append(0)
-        }
-        let lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
-        let formats = parameters.map { Int32($0.binary ? 1 : 0) }
-        return bytes.withUnsafeBufferPointer { buffer in
-            let base = UnsafeRawPointer(buffer.baseAddress)
-            let pointers: [UnsafePointer<CChar>?] = offsets.map { offset in
-                guard let offset, let base else { return nil }
-                return (base + offset).assumingMemoryBound(to: CChar.self)
+            guard let value = parameter.bytes else {
+                buffers.offsets.append(-1)
+                buffers.lengths.append(0)
+                buffers.formats.append(0)
+                continue
             }
-            return send(Int32(count), pointers, lengths, formats)
+            buffers.offsets.append(buffers.bytes.count)
+            buffers.bytes.append(contentsOf: value)
+            buffers.bytes.append(0)
+            buffers.lengths.append(Int32(value.count))
+            buffers.formats.append(parameter.binary ? 1 : 0)
+        }
+        return buffers.bytes.withUnsafeBufferPointer { buffer in
+            let base = UnsafeRawPointer(buffer.baseAddress)
+            for offset in buffers.offsets {
+                buffers.pointers.append(offset < 0 || base == nil ? nil : (base! + offset).assumingMemoryBound(to: CChar.self))
+            }
+            return send(Int32(parameters.count), buffers.pointers, buffers.lengths, buffers.formats)
         }
     }
 
@@ -740,5 +778,23 @@ extension EncodedArguments {
             }
             return ordered
         }
+    }
+}
+
+/// The arrays libpq takes a statement's parameters in, refilled for each statement.
+struct ParameterBuffers {
+    var bytes: [UInt8] = []
+    /// Where each value starts in `bytes`; -1 for SQL NULL.
+    var offsets: [Int] = []
+    var lengths: [Int32] = []
+    var formats: [Int32] = []
+    var pointers: [UnsafePointer<CChar>?] = []
+
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        offsets.removeAll(keepingCapacity: true)
+        lengths.removeAll(keepingCapacity: true)
+        formats.removeAll(keepingCapacity: true)
+        pointers.removeAll(keepingCapacity: true)
     }
 }

@@ -252,6 +252,44 @@ struct DbWriteTests {
         }
     }
 
+    /// On PostgreSQL alike records go to the server together (pipeline mode, 256 a sync): each
+    /// generated key must still come back to its own record, across syncs and across the runs
+    /// that a record with other columns breaks.
+    @Test(arguments: Engine.available) func batchSaveOfManyRecordsWritesEachKeyBackToItsRecord(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try DbSuiteKit.makeStudents(t.db, count: 2)
+            let records = try (1...600).map { n in
+                n % 100 == 0 ? try Record(["name": "other\(n)"]) : try Record(["name": "new\(n)", "age": n])
+            }
+            #expect(try t.db.batchSave("student", records) == Array(repeating: 1, count: 600))
+            #expect(records.map { DbSuiteKit.int($0, "id") } == Array(3...602))
+            #expect(records.allSatisfy { $0.modifiedColumns.isEmpty })
+            #expect(try t.db.queryString("select name from student where id = 302") == "other300")
+            #expect(try t.db.queryInt("select age from student where id = 301") == 299)
+            #expect(try t.db.queryInt("select sum(age) from student where id > 2") == (1...600).filter { $0 % 100 != 0 }.reduce(0, +))
+        }
+    }
+
+    /// A record that fails in the middle of a run sent together: the error names it, nothing is
+    /// written, and no record gets a key.
+    @Test(arguments: Engine.available) func batchSaveFailingInsideARunNamesTheRecordAndWritesNothing(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try DbSuiteKit.makeStudents(t.db, count: 2)
+            let explicit = try (0..<600).map { n in try Record(["id": n == 400 ? 2 : 10_000 + n, "name": "late\(n)"]) }
+            let clash = try #require(throws: DatabaseError.self) { try t.db.batchSave("student", explicit) }
+            #expect(clash.batchPosition == BatchPosition(index: 400, count: 600))
+            #expect(clash.arguments.first == .integer(2))
+            #expect(try t.db.queryInt("select count(*) from student") == 2)
+
+            try t.db.update(t.db.ddl("create table tagged(id integer primary key autoincrement, tag text not null)"))
+            let generated = try (0..<600).map { n in n == 300 ? try Record(["tag": nil]) : try Record(["tag": "t\(n)"]) }
+            let missing = try #require(throws: DatabaseError.self) { try t.db.batchSave("tagged", generated) }
+            #expect(missing.batchPosition == BatchPosition(index: 300, count: 600))
+            #expect(try t.db.queryInt("select count(*) from tagged") == 0)
+            #expect(generated.allSatisfy { $0.storedValue("id") == nil })
+        }
+    }
+
     @Test(arguments: Engine.available) func batchUpdateUpdatesModifiedColumns(engine: Engine) throws {
         try withDatabase(engine: engine) { t throws in
             try DbSuiteKit.makeStudents(t.db, count: 4)

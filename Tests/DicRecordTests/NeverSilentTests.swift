@@ -236,6 +236,20 @@ import Testing
             #expect(!"\(error)".contains("file:"))
         }
     }
+
+    /// The immutable open itself (what a readonly context uses in a folder nobody may write to):
+    /// the test above cannot reach it when the tests run as root, who may write everywhere.
+    @Test func anImmutableOpenOfAMissingFileNamesThePathNotTheURI() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dicrecord-missing-\(UUID().uuidString) a#b?c.sqlite").path
+        let error = try #require(throws: DatabaseError.self) {
+            _ = try Connection(path: path, mode: .immutable, configName: "ro", registry: Converters(parent: .shared),
+                               tracer: SqlTracer(observer: nil), busyTimeout: 1, statementCacheSize: 4)
+        }
+        #expect(error.message.hasPrefix("cannot open \(path): "))
+        #expect(!error.message.contains("immutable"))
+        #expect(!error.message.contains("file:"))
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
 }
 
 final class DatedNote: Model {

@@ -111,8 +111,8 @@ struct ReadMissTests {
         #expect(record.layoutOrigin.place == "a record built in code")
     }
 
-    @Test func strictReadsStopOnAMiss() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func strictReadsStopOnAMiss() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             var options = DbContext.Options()
             options.strictReads = true
             try DbContext.withIsolatedRegistry {
@@ -122,6 +122,11 @@ struct ReadMissTests {
                 _ = n
             }
         }
+        // The precondition's message: the column, the stored value, the type and the SQL.
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("typed read of \"v\" as Swift.Int gave nil: it holds TEXT"), "\(stderr)")
+        #expect(stderr.contains("abc"))
+        #expect(stderr.contains("select 'abc' as v"))
     }
 
     @Test func strictReadsLeaveNullAndGoodValuesAlone() throws {

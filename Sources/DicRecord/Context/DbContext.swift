@@ -468,13 +468,16 @@ extension DbContext {
         /// Where DicRecord logs (`showSql`, and the warning of a typed read that misses). Nil: a
         /// swift-log `Logger` labelled `DicRecord.SQL` for SQL and `DicRecord` for warnings,
         /// through whatever backend the application bootstrapped. DicRecord never bootstraps logging.
+        /// A record built in code (`Record()`, `Record([...])`) belongs to no context: its misses
+        /// warn on the `DicRecord` label, whatever this says.
         /// ```swift
         /// options.logger = Logger(label: "app.db")
         /// ```
         public var logger: Logger?
         /// Turns a typed read that misses (a value that does not convert to the type read, or
         /// no such column) into a `preconditionFailure` with the warning's message, instead of a
-        /// warning and nil. NULL still reads as nil. Meant for tests and debug builds.
+        /// warning and nil. NULL still reads as nil. Meant for tests and debug builds. It covers
+        /// the rows this context reads; a record built in code belongs to no context and only warns.
         /// ```swift
         /// #if DEBUG
         /// options.strictReads = true

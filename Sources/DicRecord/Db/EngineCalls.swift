@@ -6,12 +6,13 @@ extension Db {
     @inline(never)
     func engineFind(_ context: DbContext, _ sql: String, _ arguments: Arguments, limit: Int?) throws -> [Record] {
         let engine = try context.externalPool()!
-        var records: [Record] = []
+        var builder: RecordBlockBuilder?
         try engineRows(engine, context, sql, arguments) { layout, values in
-            records.append(Record(layout: layout, values: RowValues(ContiguousArray(values))))
-            return limit.map { records.count < $0 } ?? true
+            if builder == nil { builder = RecordBlockBuilder(layout: layout) }
+            builder!.append(values)
+            return limit.map { builder!.count < $0 } ?? true
         }
-        return records
+        return builder?.finish() ?? []
     }
 
     @inline(never)
@@ -115,7 +116,7 @@ extension Db {
         return try engine.write { connection in
             try inTransaction(connection, {
                 do {
-                    return try connection.executeBatch(sql, encoded)
+                    return try connection.executeBatch(sql, encoded, row: nil)
                 } catch let failure as EngineBatchFailure {
                     return try batchItem(failure.index, of: rows.count) { throw failure.error }
                 }
@@ -124,31 +125,49 @@ extension Db {
     }
 
     /// Inserts `records`; a missing single key is left for the database to generate and comes
-    /// back by `RETURNING`, written into the record. With `namingFailedItem` (a batch), an error
-    /// says which record failed.
+    /// back by `RETURNING`, written into the record. Consecutive records with the same columns go
+    /// to the engine together (one pipeline on PostgreSQL, not a round trip each). With
+    /// `namingFailedItem` (a batch), an error says which record failed.
     func engineSave(_ records: [Record], plan: InsertPlan, on connection: any EngineConnection, namingFailedItem: Bool) throws -> [Int] {
         let key = plan.keys.count == 1 ? plan.keys[0] : nil
+        func item<T>(_ index: Int, _ body: () throws -> T) throws -> T {
+            namingFailedItem ? try batchItem(index, of: records.count, body) : try body()
+        }
+        let rows = try records.indices.map { index in try item(index) { try records[index].insertSnapshot(key: key) } }
+        let statements = rows.map { row in
+            // RETURNING * rather than the key: a table need not have the key column it is saved by.
+            SqlText.insert(into: plan.table, columns: row.names) + (key != nil && row.keyIsMissing ? " RETURNING *" : "")
+        }
+        var generated = [DatabaseValue?](repeating: nil, count: records.count)
         var counts: [Int] = []
         counts.reserveCapacity(records.count)
-        var supplied = false
-        for (index, record) in records.enumerated() {
-            func save() throws -> Int {
-                let row = try record.insertSnapshot(key: key)
-                if key != nil && !row.keyIsMissing { supplied = true }
-                var sql = SqlText.insert(into: plan.table, columns: row.names)
-                // RETURNING * rather than the key: a table need not have the key column it is saved by.
-                if key != nil && row.keyIsMissing { sql += " RETURNING *" }
-                var generated: DatabaseValue?
-                let changes = try connection.execute(sql, .positional(row.values)) { columns, values in
-                    if let key, let position = columns.firstIndex(where: { RowLayout.sameColumn($0, key) }) { generated = values[position] }
-                    return false
-                }.changes
-                RollbackUndo.finishSave(record, key: generated == nil ? nil : key, generated: generated, on: connection)
-                return changes
+        var start = 0
+        while start < records.count {
+            var end = start + 1
+            while end < records.count && statements[end] == statements[start] { end += 1 }
+            let sql = statements[start]
+            if end - start == 1 {
+                counts.append(try item(start) {
+                    try connection.execute(sql, .positional(rows[start].values)) { columns, values in
+                        if let key, let position = columns.firstIndex(where: { RowLayout.sameColumn($0, key) }) { generated[start] = values[position] }
+                        return false
+                    }.changes
+                })
+            } else {
+                do {
+                    counts += try connection.executeBatch(sql, (start..<end).map { .positional(rows[$0].values) }) { index, columns, values in
+                        if let key, let position = columns.firstIndex(where: { RowLayout.sameColumn($0, key) }) { generated[start + index] = values[position] }
+                    }
+                } catch let failure as EngineBatchFailure {
+                    try item(start + failure.index) { throw failure.error }
+                }
             }
-            counts.append(namingFailedItem ? try batchItem(index, of: records.count, save) : try save())
+            start = end
         }
-        if supplied, let key { try connection.keysWereSupplied(table: plan.table, key: key) }
+        for (index, record) in records.enumerated() {
+            RollbackUndo.finishSave(record, key: generated[index] == nil ? nil : key, generated: generated[index], on: connection)
+        }
+        if let key, rows.contains(where: { !$0.keyIsMissing }) { try connection.keysWereSupplied(table: plan.table, key: key) }
         return counts
     }
 }

@@ -113,3 +113,89 @@ extension Statement {
         return records
     }
 }
+
+/// Records of another engine's result in compact blocks, as `Statement.records` makes them for
+/// SQLite: the engine hands over one row of values at a time (which this does not keep), and
+/// the records of a block share one `RowStorage`.
+struct RecordBlockBuilder {
+    private let layout: RowLayout
+    private let columns: Int
+    private let maxRows: Int
+    private var rowsPerBlock: Int
+    private var rows = 0
+    private var objectBytes = 0
+    private var tags = ContiguousArray<RowStorage.Tag>()
+    private var payloads = ContiguousArray<UInt64>()
+    private var objects = ContiguousArray<DatabaseValue>()
+    private(set) var records: [Record] = []
+
+    init(layout: RowLayout) {
+        self.layout = layout
+        columns = layout.names.count
+        maxRows = max(1, RowStorage.blockValues / max(1, columns))
+        rowsPerBlock = min(8, maxRows)
+        reserve()
+    }
+
+    var count: Int { records.count + rows }
+
+    mutating func append(_ values: [DatabaseValue]) {
+        guard columns > 0 else {
+            records.append(Record(layout: layout, values: RowValues([])))
+            return
+        }
+        for value in values {
+            switch value {
+            case .null:
+                tags.append(.null)
+                payloads.append(0)
+            case .integer(let integer):
+                tags.append(.integer)
+                payloads.append(UInt64(bitPattern: integer))
+            case .real(let real):
+                tags.append(.real)
+                payloads.append(real.bitPattern)
+            case .text(let text):
+                tags.append(.object)
+                payloads.append(UInt64(objects.count))
+                objects.append(value)
+                objectBytes += text.utf8.count
+            case .blob(let blob):
+                tags.append(.object)
+                payloads.append(UInt64(objects.count))
+                objects.append(value)
+                objectBytes += blob.count
+            }
+        }
+        rows += 1
+        if rows == rowsPerBlock || objectBytes > RowStorage.blockObjectBytes { flush() }
+    }
+
+    /// The records of every row appended.
+    mutating func finish() -> [Record] {
+        if rows > 0 { flush() }
+        return records
+    }
+
+    private mutating func flush() {
+        let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
+        for row in 0..<rows {
+            records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
+        }
+        // As in `Statement.records`: a block that ended on its bytes sets the next one's size, others double.
+        rowsPerBlock = rows < rowsPerBlock ? rows : min(rowsPerBlock * 2, maxRows)
+        let objectsPerRow = (objects.count + rows - 1) / rows
+        rows = 0
+        objectBytes = 0
+        tags = []
+        payloads = []
+        objects = []
+        reserve(objectsPerRow: objectsPerRow)
+    }
+
+    private mutating func reserve(objectsPerRow: Int = 0) {
+        tags.reserveCapacity(rowsPerBlock * columns)
+        payloads.reserveCapacity(rowsPerBlock * columns)
+        objects.reserveCapacity(objectsPerRow * rowsPerBlock)
+    }
+}

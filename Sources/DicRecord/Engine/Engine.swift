@@ -29,8 +29,11 @@ package protocol EngineConnection: AnyObject {
                 row: (_ columns: [String], _ values: [DatabaseValue]) throws -> Bool) throws -> [String]
     /// Runs `sql` once per argument list (a batch, inside the caller's transaction), sending them
     /// together where the engine can (PostgreSQL's pipeline mode); returns the rows each changed.
-    /// A failure throws `EngineBatchFailure`, naming the list that failed.
-    func executeBatch(_ sql: String, _ rows: [EncodedArguments]) throws -> [Int]
+    /// A failure throws `EngineBatchFailure`, naming the list that failed. `row` gets the rows a
+    /// statement returns (`RETURNING`), with the index of its argument list; where it throws, the
+    /// batch fails at that index.
+    func executeBatch(_ sql: String, _ rows: [EncodedArguments],
+                      row: ((_ index: Int, _ columns: [String], _ values: [DatabaseValue]) throws -> Void)?) throws -> [Int]
     /// Runs a statement that undoes work (ROLLBACK, ROLLBACK TO): it runs even when the context stops.
     func executeRollback(_ sql: String) throws
 

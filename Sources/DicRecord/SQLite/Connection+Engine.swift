@@ -30,10 +30,11 @@ extension Connection: EngineConnection {
         try withoutActuallyEscaping(row) { try execute(sql, arguments, row: $0).columns }
     }
 
-    package func executeBatch(_ sql: String, _ rows: [EncodedArguments]) throws -> [Int] {
-        try rows.enumerated().map { index, row in
+    package func executeBatch(_ sql: String, _ rows: [EncodedArguments],
+                              row: ((_ index: Int, _ columns: [String], _ values: [DatabaseValue]) throws -> Void)?) throws -> [Int] {
+        try rows.enumerated().map { index, arguments in
             do {
-                return try execute(sql, row, row: nil).changes
+                return try execute(sql, arguments, row: row.map { row in { columns, values in try row(index, columns, values); return true } }).changes
             } catch {
                 throw EngineBatchFailure(index: index, error: error)
             }
