@@ -26,6 +26,14 @@ struct DicRecordSide {
         w.measure("dicrecord find, then typed reads by name") {
             try db.find(Sql.fetch).reduce(0) { $0 &+ Self.checksum($1) }
         }
+        w.measure("dicrecord each, typed reads by name") {
+            var sum = 0
+            try db.each(Sql.fetch) { r in
+                sum &+= Self.checksum(r)
+                return true
+            }
+            return sum
+        }
         let dao = PgItem.dao.use(db.configName)
         w.measure("dicrecord Model dao.find, then @Column reads") {
             try dao.find(Sql.fetch).reduce(0) { $0 &+ $1.checksum }
@@ -68,8 +76,14 @@ struct DicRecordSide {
 
     func keyset(_ w: Workload, config: PgConfig) {
         w.measure("dicrecord paginate(after:)") {
-            let page = try db.paginate(after: config.keysetAfter, config.pageSize, "SELECT id, i, r, t", "FROM bench_pages ORDER BY id")
-            return page.list.reduce(0) { $0 &+ Self.checksum($1) }
+            var sum = 0
+            var key: DatabaseArgument = config.keysetAfter
+            for _ in 0..<config.keysetPages {
+                let page = try db.paginate(after: key, config.pageSize, "SELECT id, i, r, t", "FROM bench_pages ORDER BY id")
+                sum = page.list.reduce(sum) { $0 &+ Self.checksum($1) }
+                key = page.nextKey
+            }
+            return sum
         }
     }
 }

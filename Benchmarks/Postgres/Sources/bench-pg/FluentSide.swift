@@ -107,8 +107,13 @@ final class FluentSide: Sendable {
         let db = db
         w.measure("fluent query.filter(id > key).sort(id).limit") {
             try blocking {
-                try await FluentPage.query(on: db).filter(\.$id > config.keysetAfter).sort(\.$id).limit(config.pageSize).all()
-                    .reduce(0) { $0 &+ $1.checksum }
+                var sum = 0, key = config.keysetAfter
+                for _ in 0..<config.keysetPages {
+                    let page = try await FluentPage.query(on: db).filter(\.$id > key).sort(\.$id).limit(config.pageSize).all()
+                    sum = page.reduce(sum) { $0 &+ $1.checksum }
+                    key = page.last?.id ?? key
+                }
+                return sum
             }
         }
     }

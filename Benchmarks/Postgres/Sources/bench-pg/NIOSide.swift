@@ -109,9 +109,12 @@ final class NIOSide: Sendable {
         let client = client
         w.measure("postgres-nio WHERE id > ?") {
             try blocking {
-                var sum = 0
-                for try await (id, i, r, t) in try await client.query("SELECT id, i, r, t FROM bench_pages WHERE id > \(config.keysetAfter) ORDER BY id LIMIT \(config.pageSize)").decode((Int, Int, Double, String).self) {
-                    sum &+= rowChecksum(id: id, i: i, r: r, t: t)
+                var sum = 0, key = config.keysetAfter
+                for _ in 0..<config.keysetPages {
+                    for try await (id, i, r, t) in try await client.query("SELECT id, i, r, t FROM bench_pages WHERE id > \(key) ORDER BY id LIMIT \(config.pageSize)").decode((Int, Int, Double, String).self) {
+                        sum &+= rowChecksum(id: id, i: i, r: r, t: t)
+                        key = id
+                    }
                 }
                 return sum
             }

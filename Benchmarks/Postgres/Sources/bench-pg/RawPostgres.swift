@@ -168,9 +168,13 @@ extension RawPostgres {
 
     func keyset(_ w: Workload, config: PgConfig) {
         w.measure("raw") {
-            try self.query(Sql.dollar(Sql.keyset), [Int64(config.keysetAfter), Int64(config.pageSize)]) { result, count in
-                RawPostgres.checksum(result, rows: count)
+            var sum = 0, key = config.keysetAfter
+            for _ in 0..<config.keysetPages {
+                (sum, key) = try self.query(Sql.dollar(Sql.keyset), [Int64(key), Int64(config.pageSize)]) { result, count in
+                    (sum &+ RawPostgres.checksum(result, rows: count), RawPostgres.int8(result, count - 1, 0))
+                }
             }
+            return sum
         }
     }
 }

@@ -63,7 +63,7 @@ do {
 Report.print(bench.measurements, title: "DicRecord PostgreSQL benchmarks", quick: quick, details: [
     "PostgreSQL \(serverVersion) on the same machine (loopback TCP, fsync off), release build",
     "raw: libpq, statements prepared once, binary results; PostgresNIO \(Versions.postgresNIO) (PostgresClient); Fluent: fluent-kit \(Versions.fluentKit) + fluent-postgres-driver \(Versions.fluentPostgresDriver)",
-    "rows: bench_items \(config.rows), lookups \(config.lookups), inserts \(config.rows), bench_pages \(config.pageRows) (deep page \(config.deepPage) of \(config.pageSize) rows; keyset after key \(config.keysetAfter))",
+    "rows: bench_items \(config.rows), lookups \(config.lookups), inserts \(config.rows), bench_pages \(config.pageRows) (deep page \(config.deepPage) of \(config.pageSize) rows; keyset: \(config.keysetPages) pages one after the other, after key \(config.keysetAfter))",
 ], wallTime: clock.now - start)
 
 /// The anchors' versions, as Package.swift pins them.
