@@ -372,7 +372,11 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
                 let each = (ContinuousClock.now - start) / chunk.count
                 for item in encoded { tracer.record(sql: sql, arguments: item.values, configName: configName, duration: each) }
             }
-            if let failure { throw failure }
+            if let failure {
+                // As in `run`: a statement the table changed under is prepared afresh next time.
+                if let error = failure.error as? DatabaseError, Self.isStalePlan(error) { forget(sql: sql) }
+                throw failure
+            }
         }
         return counts
     }
@@ -614,7 +618,8 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         // a call from inside `send` would find them taken and use its own).
         var buffers = scratch ?? ParameterBuffers()
         scratch = nil
-        defer { scratch = buffers }
+        // Kept for the next statement unless a large value grew them (then they go with it).
+        defer { scratch = buffers.bytes.capacity <= 64 << 10 ? buffers : ParameterBuffers() }
         buffers.removeAll()
         // One buffer for every value: text values as C strings (libpq reads text parameters up to
         // their NUL), binary ones with their length; an empty binary value still gets an address

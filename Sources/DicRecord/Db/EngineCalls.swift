@@ -126,18 +126,44 @@ extension Db {
 
     /// Inserts `records`; a missing single key is left for the database to generate and comes
     /// back by `RETURNING`, written into the record. Consecutive records with the same columns go
-    /// to the engine together (one pipeline on PostgreSQL, not a round trip each). With
-    /// `namingFailedItem` (a batch), an error says which record failed.
+    /// to the engine together (one pipeline on PostgreSQL, not a round trip each); their keys and
+    /// flags are written back once all of them are in. With `namingFailedItem` (a batch), an
+    /// error says which record failed.
     func engineSave(_ records: [Record], plan: InsertPlan, on connection: any EngineConnection, namingFailedItem: Bool) throws -> [Int] {
         let key = plan.keys.count == 1 ? plan.keys[0] : nil
         func item<T>(_ index: Int, _ body: () throws -> T) throws -> T {
             namingFailedItem ? try batchItem(index, of: records.count, body) : try body()
         }
-        let rows = try records.indices.map { index in try item(index) { try records[index].insertSnapshot(key: key) } }
-        let statements = rows.map { row in
+        func insert(_ row: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)) -> String {
             // RETURNING * rather than the key: a table need not have the key column it is saved by.
             SqlText.insert(into: plan.table, columns: row.names) + (key != nil && row.keyIsMissing ? " RETURNING *" : "")
         }
+        func generatedKey(_ columns: [String], _ values: [DatabaseValue]) -> DatabaseValue? {
+            guard let key, let position = columns.firstIndex(where: { RowLayout.sameColumn($0, key) }) else { return nil }
+            return values[position]
+        }
+        var supplied = false
+        // One at a time: a single record, or a list that holds a record twice (its second insert
+        // must carry the key the first wrote back, and fail on it, as on SQLite).
+        guard records.count > 1, Set(records.map(ObjectIdentifier.init)).count == records.count else {
+            let counts = try records.enumerated().map { index, record in
+                try item(index) {
+                    let row = try record.insertSnapshot(key: key)
+                    if !row.keyIsMissing { supplied = true }
+                    var generated: DatabaseValue?
+                    let changes = try connection.execute(insert(row), .positional(row.values)) { columns, values in
+                        generated = generatedKey(columns, values)
+                        return false
+                    }.changes
+                    RollbackUndo.finishSave(record, key: generated == nil ? nil : key, generated: generated, on: connection)
+                    return changes
+                }
+            }
+            if supplied, let key { try connection.keysWereSupplied(table: plan.table, key: key) }
+            return counts
+        }
+        let rows = try records.indices.map { index in try item(index) { try records[index].insertSnapshot(key: key) } }
+        let statements = rows.map(insert)
         var generated = [DatabaseValue?](repeating: nil, count: records.count)
         var counts: [Int] = []
         counts.reserveCapacity(records.count)
@@ -146,21 +172,12 @@ extension Db {
             var end = start + 1
             while end < records.count && statements[end] == statements[start] { end += 1 }
             let sql = statements[start]
-            if end - start == 1 {
-                counts.append(try item(start) {
-                    try connection.execute(sql, .positional(rows[start].values)) { columns, values in
-                        if let key, let position = columns.firstIndex(where: { RowLayout.sameColumn($0, key) }) { generated[start] = values[position] }
-                        return false
-                    }.changes
-                })
-            } else {
-                do {
-                    counts += try connection.executeBatch(sql, (start..<end).map { .positional(rows[$0].values) }) { index, columns, values in
-                        if let key, let position = columns.firstIndex(where: { RowLayout.sameColumn($0, key) }) { generated[start + index] = values[position] }
-                    }
-                } catch let failure as EngineBatchFailure {
-                    try item(start + failure.index) { throw failure.error }
+            do {
+                counts += try connection.executeBatch(sql, (start..<end).map { .positional(rows[$0].values) }) { index, columns, values in
+                    generated[start + index] = generatedKey(columns, values)
                 }
+            } catch let failure as EngineBatchFailure {
+                try item(start + failure.index) { throw failure.error }
             }
             start = end
         }

@@ -140,6 +140,7 @@ struct RecordBlockBuilder {
     var count: Int { records.count + rows }
 
     mutating func append(_ values: [DatabaseValue]) {
+        assert(values.count == columns, "a row of \(values.count) values for \(columns) columns")
         guard columns > 0 else {
             records.append(Record(layout: layout, values: RowValues([])))
             return
@@ -173,17 +174,18 @@ struct RecordBlockBuilder {
 
     /// The records of every row appended.
     mutating func finish() -> [Record] {
-        if rows > 0 { flush() }
+        if rows > 0 { flush(last: true) }
         return records
     }
 
-    private mutating func flush() {
+    private mutating func flush(last: Bool = false) {
         let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
         for row in 0..<rows {
             records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
         }
         // As in `Statement.records`: a block that ended on its bytes sets the next one's size, others double.
         rowsPerBlock = rows < rowsPerBlock ? rows : min(rowsPerBlock * 2, maxRows)
+        guard !last else { return }
         let objectsPerRow = (objects.count + rows - 1) / rows
         rows = 0
         objectBytes = 0

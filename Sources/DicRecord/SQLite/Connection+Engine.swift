@@ -34,7 +34,10 @@ extension Connection: EngineConnection {
                               row: ((_ index: Int, _ columns: [String], _ values: [DatabaseValue]) throws -> Void)?) throws -> [Int] {
         try rows.enumerated().map { index, arguments in
             do {
-                return try execute(sql, arguments, row: row.map { row in { columns, values in try row(index, columns, values); return true } }).changes
+                guard let row else { return try execute(sql, arguments, row: nil).changes }
+                // With a row callback `execute` counts no changes: a statement returning rows (RETURNING) changed `changes`.
+                try execute(sql, arguments) { columns, values in try row(index, columns, values); return true }
+                return changes
             } catch {
                 throw EngineBatchFailure(index: index, error: error)
             }
