@@ -141,6 +141,21 @@ final class ConnectionPool: @unchecked Sendable {
                              configName: configName)
     }
 
+    /// Runs `body` on the writer only if no one holds it now (nil otherwise, and for a readonly
+    /// pool): for work that may as well wait for the next turn (the live queries' poll).
+    func writeIfFree<T>(_ body: (Connection) throws -> T) throws -> T? {
+        guard let writer else { return nil }
+        writerGate.lock()
+        guard !writerBusy, !isClosed else {
+            writerGate.unlock()
+            return nil
+        }
+        writerBusy = true
+        writerGate.unlock()
+        defer { releaseWriter() }
+        return try body(writer)
+    }
+
     /// True when the current thread holds this pool's writer.
     var isWriterHeldByCurrentThread: Bool { ThreadLeases.current.writers[id] != nil }
 

@@ -37,6 +37,8 @@ public final class DbContext: Sendable {
     /// ```
     public let converters: Converters
     let tracer: SqlTracer
+    /// Live queries' registrations and the writer's change log (SQLite contexts; nil for another engine's).
+    let changeHub: ChangeHub?
     private let isMemory: Bool
     private let running = Mutex<Running?>(nil)
     private let schema = Mutex(SchemaDeclarations())
@@ -89,6 +91,7 @@ public final class DbContext: Sendable {
         self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
         self.engine = nil
         self.isExternal = false
+        self.changeHub = ChangeHub(latency: options.externalChangeLatency)
     }
 
     /// A context of another engine, opened by `engine` at `start()`; `path` is its description.
@@ -104,6 +107,7 @@ public final class DbContext: Sendable {
         self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
         self.engine = engine
         self.isExternal = true
+        self.changeHub = nil
     }
 
     /// A context on a private in-memory database, alive until `stop()`.
@@ -232,6 +236,7 @@ public final class DbContext: Sendable {
             } else {
                 let pool = try openPool()
                 running.withLock { $0 = Running(pool: pool, external: nil, contexts: contexts) }
+                changeHub?.started(polling: pollingSource(pool))
             }
             // Every declaration's upkeep runs again here: earlier failures are forgotten.
             let declared = schema.withLock { declarations in
@@ -270,6 +275,7 @@ public final class DbContext: Sendable {
             return running
         }
         guard let stopped else { return }
+        changeHub?.stopPolling()
         stopped.contexts.remove(self)
         stopped.pool?.close()
         stopped.external?.close()
@@ -325,13 +331,13 @@ public final class DbContext: Sendable {
             try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         if options.readonly {
-            let mode = readonlyMode()
+            let mode = Self.readonlyMode(path)
             let first = try openConnection(mode)
             return ConnectionPool(configName: configName, writer: nil, busyTimeout: options.busyTimeout,
                                   maxReaders: options.readerCount, firstReader: first,
                                   makeReader: { [self] in try openConnection(mode) })
         }
-        let writer = try openConnection(.readWrite)
+        let writer = try openConnection(.readWrite, tracker: changeHub?.tracker)
         var useReaders = false
         if !isMemory {
             let mode = options.journalMode.rawValue
@@ -343,21 +349,35 @@ public final class DbContext: Sendable {
                               makeReader: useReaders ? { [self] in try openConnection(.readOnly) } : nil)
     }
 
+    /// Where live queries read `PRAGMA data_version` (nil in memory, where nothing else can write).
+    private func pollingSource(_ pool: ConnectionPool) -> ChangeHub.VersionSource? {
+        guard !isMemory else { return nil }
+        guard options.readonly else { return .writer { try? pool.writeIfFree { try $0.dataVersion() } ?? nil } }
+        let (path, configName, converters, tracer, busyTimeout) = (path, configName, converters, tracer, options.busyTimeout)
+        let mode = Self.readonlyMode(path)
+        return .connection {
+            try Connection(path: path, mode: mode, configName: configName, registry: converters, tracer: tracer,
+                           busyTimeout: busyTimeout, statementCacheSize: 4)
+        }
+    }
+
     /// How a readonly context opens its file. A WAL file needs its `-shm` file; in a folder nobody
     /// can write to, where none exists, SQLite would fail to create one. No process can write such
     /// a file (a writer would need the `-wal` file too), so it is opened as immutable: read as it
     /// is, creating nothing next to it.
-    private func readonlyMode() -> Connection.OpenMode {
+    private static func readonlyMode(_ path: String) -> Connection.OpenMode {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        guard !isMemory, access(folder, W_OK) != 0, !FileManager.default.fileExists(atPath: path + "-shm") else {
+        guard path != ":memory:", access(folder, W_OK) != 0, !FileManager.default.fileExists(atPath: path + "-shm") else {
             return .readOnly
         }
         return .immutable
     }
 
-    private func openConnection(_ mode: Connection.OpenMode) throws -> Connection {
+    private func openConnection(_ mode: Connection.OpenMode, tracker: ChangeTracker? = nil) throws -> Connection {
         let connection = try Connection(path: path, mode: mode, configName: configName, registry: converters, tracer: tracer,
                                         busyTimeout: options.busyTimeout, statementCacheSize: options.statementCacheSize)
+        // The writer's hooks go in before its first statement, so that every statement it caches knows what it writes.
+        connection.changeTracker = tracker
         connection.isSettingUp = true
         defer { connection.isSettingUp = false }
         // Fails early, with SQLite's message, on a file that is not a database.
@@ -445,6 +465,14 @@ extension DbContext {
         /// options.maxReplicaLag = 5
         /// ```
         public var maxReplicaLag: Double = 10
+        /// Live queries (`Db.observe`, `Db.changes(in:)`): seconds within which a commit made by
+        /// another process or connection to the same file reaches them (DicRecord looks at
+        /// `PRAGMA data_version` that often while anything observes; its own commits reach them
+        /// at once). A readonly context opened immutable (a folder nobody may write to) sees none.
+        /// ```swift
+        /// options.externalChangeLatency = 0.05
+        /// ```
+        public var externalChangeLatency: Double = 0.25
         /// `PRAGMA foreign_keys = ON` on every connection.
         /// ```swift
         /// options.foreignKeys = false

@@ -608,6 +608,14 @@ public final class Record: Sendable {
         lock.withLock { _ in layout.names.indices.map { (layout.names[$0], values[$0], currentValue(at: $0)) } }
     }
 
+    /// The column names and stored values, read under one lock (live queries compare results by them).
+    var storedRow: StoredRow { lock.withLock { _ in StoredRow(names: layout.names, values: values.array) } }
+
+    struct StoredRow: Equatable {
+        let names: [String]
+        let values: [DatabaseValue]
+    }
+
     /// The stored value of `column`, or nil when there is no such column.
     func storedValue(_ column: String) -> DatabaseValue? {
         lock.withLock { _ in layout.position(of: column).map { values[$0] } }

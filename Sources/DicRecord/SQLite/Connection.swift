@@ -39,6 +39,12 @@ public final class Connection: @unchecked Sendable {
     var heldBy: ObjectIdentifier?
     /// Set by `interrupt()`: the context stopped while a call held this connection.
     private let stopRequested = Atomic<Bool>(false)
+    /// The writer's change log for live queries (nil on readers): its hooks are installed at open.
+    var changeTracker: ChangeTracker? {
+        didSet { if let changeTracker { installChangeHooks(changeTracker) } }
+    }
+    /// Whether the update hook runs (only while a listener wants rowids).
+    private var rowHookInstalled = false
     /// Set while the context runs its own setup statements on a new connection: they are not the user's SQL.
     var isSettingUp = false
     private var isTracing: Bool { !isSettingUp && tracer.isEnabled }
@@ -175,7 +181,14 @@ public final class Connection: @unchecked Sendable {
         statementStart = .now
         let start = isTracing ? ContinuousClock.now : nil
         var message: UnsafeMutablePointer<CChar>?
+        // A script's statements are prepared and run one by one inside sqlite3_exec: what each
+        // writes counts as it is prepared (before an autocommit ends it).
+        changeTracker?.beginScript()
         let code = sqlite3_exec(sqliteHandle, sql, nil, nil, &message)
+        if let changeTracker {
+            changeTracker.endScript()
+            changeTracker.deliverCommitted()
+        }
         if let start { tracer.record(sql: sql, arguments: [], configName: configName, duration: .now - start) }
         if code != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(sqliteHandle))
@@ -197,6 +210,7 @@ public final class Connection: @unchecked Sendable {
             statement.reset()
             statement.inUse = false
         }
+        if let changeTracker, let effects = statement.effects { return try tracking(changeTracker, effects, statement, arguments, bind: bind, body) }
         guard bind else { return try body(statement) }
         try statement.bind(arguments, registry: registry, configName: configName)
         guard isTracing else { return try body(statement) }
@@ -206,6 +220,36 @@ public final class Connection: @unchecked Sendable {
                           configName: configName, duration: .now - start)
         }
         return try body(statement)
+    }
+
+    /// `withStatement`'s body for a statement that writes or ends a savepoint, on a writer whose
+    /// changes are tracked: its writes count before it runs, its savepoint once it has run, and
+    /// what a commit in it made durable goes to the observers after.
+    private func tracking<T>(_ tracker: ChangeTracker, _ effects: StatementEffects, _ statement: Statement, _ arguments: Arguments,
+                             bind: Bool, _ body: (Statement) throws -> T) throws -> T {
+        if tracker.isActive { tracker.willRun(effects) }
+        let wantsRows = tracker.isActive && tracker.wantsRows
+        if wantsRows != rowHookInstalled {
+            reportRowids(wantsRows, to: tracker)
+            rowHookInstalled = wantsRows
+        }
+        if bind { try statement.bind(arguments, registry: registry, configName: configName) }
+        let start = isTracing && bind ? ContinuousClock.now : nil
+        defer {
+            if let start {
+                tracer.record(sql: statement.sql, arguments: statement.describe(arguments, registry: registry),
+                              configName: configName, duration: .now - start)
+            }
+            tracker.deliverCommitted()
+        }
+        let result = try body(statement)
+        tracker.didRun(effects)
+        return result
+    }
+
+    /// Prepares `sql` without caching or running it, for `body` to look at (`readRegion`).
+    func withUncachedStatement<T>(_ sql: String, _ body: (Statement) throws -> T) throws -> T {
+        try body(try prepare(sql, cached: false))
     }
 
     /// Steps `statement` once: true when a row is ready, false when done.
@@ -372,6 +416,7 @@ public final class Connection: @unchecked Sendable {
         }
         var handle: OpaquePointer?
         var tail: UnsafePointer<CChar>?
+        changeTracker?.beginPrepare()
         let code = sql.withCString { text in
             let result = sqlite3_prepare_v3(sqliteHandle, text, -1, cached ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &handle, &tail)
             if result == SQLITE_OK, let tail, tail.pointee != 0, !Self.isBlank(tail) {
@@ -381,6 +426,7 @@ public final class Connection: @unchecked Sendable {
             }
             return result
         }
+        let effects = changeTracker?.endPrepare()
         if code == -1 {
             throw DicRecordError(.multipleStatements, "the SQL holds more than one statement; run each separately or use batch",
                                  sql: sql, configName: configName)
@@ -391,7 +437,9 @@ public final class Connection: @unchecked Sendable {
         guard let handle else {
             throw DicRecordError(.invalidArgument, "the SQL holds no statement", sql: sql, configName: configName)
         }
-        return Statement(handle: handle, sql: sql)
+        let statement = Statement(handle: handle, sql: sql)
+        statement.effects = effects
+        return statement
     }
 
     /// True when `tail` holds only white space, semicolons and comments.

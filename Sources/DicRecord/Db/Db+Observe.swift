@@ -1,0 +1,266 @@
+import Foundation
+import Synchronization
+
+// Live queries: a query's result, again after each commit that may change it. The context's
+// ChangeHub (Context/ChangeHub.swift) says when; this file fetches (on a reader, through the
+// async API), drops results equal to the last one and delivers the latest to the consumer.
+
+/// One commit seen by `Db.changes(in:)`.
+/// ```swift
+/// for try await change in Db.main.changes(in: ["student"]) { print(change.tables, change.inserted["student"] ?? []) }
+/// ```
+public struct DatabaseChange: Sendable, Equatable {
+    /// The observed tables the commit touched (lower-cased); every observed table when another
+    /// process or connection committed (`isExternal`: SQLite does not say what it touched).
+    public let tables: Set<String>
+    /// Rowids inserted, updated and deleted, per table (lower-cased), from SQLite's update hook:
+    /// not for WITHOUT ROWID tables, rows a REPLACE removed, rows a DELETE without WHERE removed
+    /// (the table is still listed), nor commits made elsewhere.
+    public let inserted: [String: [Int64]]
+    public let updated: [String: [Int64]]
+    public let deleted: [String: [Int64]]
+    /// True when the commit came from another process or connection (rows unknown).
+    public let isExternal: Bool
+    /// True when the transaction changed more rows than DicRecord lists (100,000).
+    public let rowsTruncated: Bool
+}
+
+extension Db {
+    /// The rows of `sql` now, then again after each commit that may change them: a live query.
+    ///
+    /// - The first value is the current result (`initial: false` skips it).
+    /// - After each committed transaction that touched a table (for UPDATE: a column) the query
+    ///   reads, the query runs again on a reader, never blocking the writer, and sees at least
+    ///   that commit. Rolled-back transactions and savepoints deliver nothing.
+    /// - A result equal to the last one delivered is not delivered (`removeDuplicates: false`
+    ///   delivers it).
+    /// - A slow consumer gets the latest result, not a queue of stale ones.
+    /// - Commits made by other processes and connections to the file arrive within
+    ///   `Options.externalChangeLatency`.
+    /// - Iteration ends when the consuming task is cancelled, or with the query's error.
+    /// ```swift
+    /// for try await adults in Db.main.observe("select * from student where age > ?", 18) {
+    ///     print(adults.count)
+    /// }
+    /// ```
+    public func observe(_ sql: String, _ args: DatabaseArgument..., initial: Bool = true,
+                        removeDuplicates: Bool = true) -> AsyncThrowingStream<[Record], any Error> {
+        observe(sql, arguments: StatementArguments(args), initial: initial, removeDuplicates: removeDuplicates)
+    }
+
+    /// `observe` with the arguments as a list or by name.
+    /// ```swift
+    /// let live = Db.main.observe("select * from student where age > :age", arguments: ["age": 18])
+    /// ```
+    public func observe(_ sql: String, arguments: StatementArguments, initial: Bool = true,
+                        removeDuplicates: Bool = true) -> AsyncThrowingStream<[Record], any Error> {
+        let same: @Sendable ([Record], [Record]) -> Bool = Self.sameRecords
+        return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
+            try await db.find(sql, arguments: arguments)
+        }
+    }
+
+    /// The first row of `sql`, live (see ``observe(_:_:initial:removeDuplicates:)``).
+    /// ```swift
+    /// for try await newest in Db.main.observeFirst("select * from student order by id desc limit 1") { print(newest?.name ?? "none") }
+    /// ```
+    public func observeFirst(_ sql: String, _ args: DatabaseArgument..., initial: Bool = true,
+                             removeDuplicates: Bool = true) -> AsyncThrowingStream<Record?, any Error> {
+        let arguments = StatementArguments(args)
+        let same: @Sendable (Record?, Record?) -> Bool = { a, b in
+            switch (a, b) {
+            case (nil, nil): true
+            case let (a?, b?): a.storedRow == b.storedRow
+            default: false
+            }
+        }
+        return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
+            try await db.findFirst(sql, arguments: arguments)
+        }
+    }
+
+    /// One value of `sql` (its first column of its first row), live; nil for no row or NULL.
+    /// ```swift
+    /// for try await count in Db.main.observeValue("select count(*) from student", as: Int.self) { print(count ?? 0) }
+    /// ```
+    public func observeValue<T: Sendable & Equatable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type, initial: Bool = true,
+                                                      removeDuplicates: Bool = true) -> AsyncThrowingStream<T?, any Error> {
+        let arguments = StatementArguments(args)
+        let same: @Sendable (T?, T?) -> Bool = { $0 == $1 }
+        return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
+            try await db.queryFirst(sql, arguments: arguments, as: T.self)
+        }
+    }
+
+    /// An event after each commit that touched one of `tables` (case-insensitive), with the
+    /// rowids SQLite's update hook reported. Ends when the consuming task is cancelled.
+    /// ```swift
+    /// for try await change in Db.main.changes(in: ["student", "teacher"]) { print(change.tables) }
+    /// ```
+    public func changes(in tables: [String]) -> AsyncThrowingStream<DatabaseChange, any Error> {
+        let observed = Set(tables.map { $0.lowercased() })
+        let (stream, continuation) = AsyncThrowingStream<DatabaseChange, any Error>.makeStream()
+        do {
+            let hub = try changeHub()
+            let registration = hub.register(reads: Dictionary(uniqueKeysWithValues: observed.map { ($0, [""]) }), rowids: true) { event in
+                func only(_ rows: [String: [Int64]]?) -> [String: [Int64]] { rows?.filter { observed.contains($0.key) } ?? [:] }
+                let touched = event.region.map { Set($0.tables.keys).intersection(observed) } ?? observed
+                continuation.yield(DatabaseChange(tables: event.region?.schemaChanged == true ? observed : touched,
+                                                  inserted: only(event.rows?.inserted), updated: only(event.rows?.updated),
+                                                  deleted: only(event.rows?.deleted), isExternal: event.isExternal,
+                                                  rowsTruncated: event.rows?.truncated ?? false))
+            }
+            continuation.onTermination = { _ in registration.cancel() }
+        } catch {
+            continuation.finish(throwing: error)
+        }
+        return stream
+    }
+
+    /// The context's hub; observation is SQLite's for now.
+    private func changeHub() throws -> ChangeHub {
+        let context = try context()
+        guard let hub = context.changeHub else {
+            throw DicRecordError(.misuse, "config '\(context.configName)' runs on \(context.path): live queries (observe, changes(in:)) are SQLite-only for now",
+                                 configName: context.configName)
+        }
+        return hub
+    }
+
+    /// The region `sql` reads, as SQLite's authorizer tells while preparing it on a reader.
+    func readRegion(of sql: String) throws -> ReadRegion {
+        try context().pool().read { try $0.readRegion(of: sql) }
+    }
+
+    private func liveQuery<Value: Sendable>(_ sql: String, initial: Bool, equal: (@Sendable (Value, Value) -> Bool)?,
+                                            fetch: @escaping @Sendable (Db) async throws -> Value) -> AsyncThrowingStream<Value, any Error> {
+        // Only the newest value waits for a slow consumer.
+        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let observer = LiveQuery(db: self, fetch: fetch, equal: equal, continuation: continuation)
+        continuation.onTermination = { _ in observer.end() }
+        observer.start(sql: sql, initial: initial)
+        return stream
+    }
+
+    /// Whether two results hold the same columns and stored values, row for row.
+    @Sendable static func sameRecords(_ a: [Record], _ b: [Record]) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { $0.storedRow == $1.storedRow }
+    }
+}
+
+/// One live query: registered with the hub before its first fetch (so no commit falls between),
+/// it runs the query again when told, one fetch at a time; changes that come during a fetch make
+/// one more fetch after it (bursts coalesce).
+private final class LiveQuery<Value: Sendable>: Sendable {
+    private let db: Db
+    private let fetch: @Sendable (Db) async throws -> Value
+    private let equal: (@Sendable (Value, Value) -> Bool)?
+    private let continuation: AsyncThrowingStream<Value, any Error>.Continuation
+    private let state = Mutex(State())
+
+    private struct State {
+        var registration: ChangeRegistration?
+        var ended = false
+        /// A fetch is running; `dirty`: another change came since it began.
+        var fetching = false
+        var dirty = false
+        var last: Value?
+        var pump: Task<Void, Never>?
+    }
+
+    init(db: Db, fetch: @escaping @Sendable (Db) async throws -> Value, equal: (@Sendable (Value, Value) -> Bool)?,
+         continuation: AsyncThrowingStream<Value, any Error>.Continuation) {
+        self.db = db
+        self.fetch = fetch
+        self.equal = equal
+        self.continuation = continuation
+    }
+
+    func start(sql: String, initial: Bool) {
+        let task = Task { [self] in
+            do {
+                let context = try db.context()
+                guard let hub = context.changeHub else {
+                    throw DicRecordError(.misuse, "config '\(context.configName)' runs on \(context.path): live queries (observe, changes(in:)) are SQLite-only for now",
+                                         configName: context.configName)
+                }
+                let reads = try db.readRegion(of: sql)
+                let registration = hub.register(reads: reads) { [weak self] _ in self?.changed() }
+                let ended = state.withLock { state in
+                    state.registration = registration
+                    state.fetching = true
+                    return state.ended
+                }
+                guard !ended else { return registration.cancel() }
+                let value = try await fetch(db)
+                state.withLock { $0.last = value }
+                if initial { continuation.yield(value) }
+                await pumpWhileDirty()
+            } catch {
+                fail(error)
+            }
+        }
+        state.withLock { $0.pump = task }
+    }
+
+    /// A commit that may change the result: fetch again (now, or after the fetch running).
+    private func changed() {
+        let start = state.withLock { state -> Bool in
+            guard !state.ended else { return false }
+            state.dirty = true
+            guard !state.fetching else { return false }
+            state.fetching = true
+            return true
+        }
+        guard start else { return }
+        let task = Task { [self] in await pumpWhileDirty() }
+        state.withLock { $0.pump = task }
+    }
+
+    /// Fetches while changes keep coming, delivering each new result; then stops fetching.
+    private func pumpWhileDirty() async {
+        while true {
+            let go = state.withLock { state -> Bool in
+                guard state.dirty, !state.ended else {
+                    state.fetching = false
+                    return false
+                }
+                state.dirty = false
+                return true
+            }
+            guard go else { return }
+            do {
+                let value = try await fetch(db)
+                let deliver = state.withLock { state -> Bool in
+                    defer { state.last = value }
+                    guard let equal, let last = state.last else { return true }
+                    return !equal(last, value)
+                }
+                if deliver { continuation.yield(value) }
+            } catch {
+                fail(error)
+                return
+            }
+        }
+    }
+
+    private func fail(_ error: any Error) {
+        continuation.finish(throwing: error)
+        end()
+    }
+
+    /// The consumer went away (or the query failed): unregister, stop fetching.
+    func end() {
+        let (registration, pump) = state.withLock { state -> (ChangeRegistration?, Task<Void, Never>?) in
+            state.ended = true
+            defer {
+                state.registration = nil
+                state.pump = nil
+            }
+            return (state.registration, state.pump)
+        }
+        registration?.cancel()
+        pump?.cancel()
+    }
+}

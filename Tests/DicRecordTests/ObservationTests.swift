@@ -1,0 +1,262 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import DicRecord
+
+/// What a live query delivered, collected by a task of its own (optionally slow, as a consumer
+/// that does work per value).
+final class Received<Value: Sendable>: Sendable {
+    private let state = Mutex<(values: [Value], error: String?, finished: Bool)>(([], nil, false))
+    private let consumer = Mutex<Task<Void, Never>?>(nil)
+
+    static func collecting(_ stream: AsyncThrowingStream<Value, any Error>, slow: Duration? = nil) -> Received {
+        let received = Received()
+        let task = Task {
+            do {
+                for try await value in stream {
+                    received.state.withLock { $0.values.append(value) }
+                    if let slow { try? await Task.sleep(for: slow) }
+                }
+            } catch {
+                received.state.withLock { $0.error = "\(error)" }
+            }
+            received.state.withLock { $0.finished = true }
+        }
+        received.consumer.withLock { $0 = task }
+        return received
+    }
+
+    var values: [Value] { state.withLock { $0.values } }
+    var error: String? { state.withLock { $0.error } }
+    var finished: Bool { state.withLock { $0.finished } }
+
+    /// Waits until `done(values)` holds (failing the test after `seconds`); returns the values.
+    @discardableResult
+    func wait(seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation, until done: ([Value]) -> Bool) async -> [Value] {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if done(values) || finished { break }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        let values = self.values
+        #expect(done(values), "waited \(seconds) s; received \(values.count) values\(error.map { ", error: \($0)" } ?? "")", sourceLocation: sourceLocation)
+        return values
+    }
+
+    /// The values after nothing more came for `quiet` (longer than the external-change poll).
+    func settled(quiet: Duration = .milliseconds(400)) async -> [Value] {
+        try? await Task.sleep(for: quiet)
+        return values
+    }
+
+    func cancel() { consumer.withLock { $0 }?.cancel() }
+}
+
+@Suite(.serialized) struct ObservationTests {
+    static func names(_ records: [Record]) -> [String] { records.map { (try? $0.get("name", as: String.self)) ?? "NULL" } }
+
+    /// A write through the synchronous API, from async code.
+    static func insertSync(_ db: Db, _ writer: Int, _ n: Int) throws {
+        try db.update("insert into counter(writer, n) values (?, ?)", writer, n)
+    }
+
+    static func makeTables(_ db: Db) throws {
+        try db.update("create table student(id integer primary key, name text, age integer)")
+        try db.update("create table teacher(id integer primary key, name text)")
+    }
+
+    @Test func initialValueThenOneValuePerCommitThatTouchesTheQuery() async throws {
+        try await withDatabase { t in
+            try Self.makeTables(t.db)
+            // Duplicates kept: a value for a commit that did not touch the query would show.
+            let live = Received.collecting(t.db.observe("select id, name from student order by id", removeDuplicates: false))
+            #expect(await live.wait { $0.count == 1 }.map(Self.names) == [[]])
+
+            try await t.db.update("insert into student(name, age) values ('a', 10)")
+            #expect(await live.wait { $0.count == 2 }.last.map(Self.names) == ["a"])
+
+            // Another table, a rolled-back transaction, a rolled-back savepoint, a column the query does not read.
+            try await t.db.update("insert into teacher(name) values ('t')")
+            try await t.db.tx { db in
+                try await db.update("insert into student(name) values ('never')")
+                return false
+            }
+            try await t.db.tx { db in
+                try await db.update("insert into teacher(name) values ('kept')")
+                try await db.tx { db in
+                    try await db.update("insert into student(name) values ('undone')")
+                    return false
+                }
+                return true
+            }
+            try await t.db.update("update student set age = age + 1")
+            #expect(await live.settled().count == 2)
+
+            // One transaction, one value.
+            try await t.db.tx { db in
+                try await db.update("insert into student(name) values ('b')")
+                try await db.update("update student set name = 'A' where name = 'a'")
+                return true
+            }
+            let values = await live.wait { $0.count == 3 }
+            #expect(values.last.map(Self.names) == ["A", "b"])
+            #expect(await live.settled().count == 3)
+            live.cancel()
+        }
+    }
+
+    @Test func initialFalseWaitsForTheFirstCommit() async throws {
+        try await withDatabase { t in
+            try Self.makeTables(t.db)
+            let live = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self, initial: false))
+            #expect(await live.settled().isEmpty)
+            try await t.db.update("insert into student(name) values ('a')")
+            #expect(await live.wait { $0.count == 1 } == [1])
+            live.cancel()
+        }
+    }
+
+    @Test func equalResultsAreDeliveredOnce() async throws {
+        try await withDatabase { t in
+            try Self.makeTables(t.db)
+            try await t.db.update("insert into student(name) values ('a')")
+            let live = Received.collecting(t.db.observeFirst("select name from student where name = 'a'"))
+            await live.wait { $0.count == 1 }
+            try await t.db.update("update student set name = name")          // touches the column, same result
+            try await t.db.update("insert into student(name) values ('b')")   // touches the table, same result
+            #expect(await live.settled().count == 1)
+            try await t.db.update("update student set name = 'z' where name = 'a'")
+            let values = await live.wait { $0.count == 2 }
+            #expect(values.last! == nil)
+            live.cancel()
+        }
+    }
+
+    @Test func aBurstOfCommitsCoalescesForASlowConsumer() async throws {
+        try await withDatabase { t in
+            try await t.db.update("create table hit(id integer primary key)")
+            let live = Received.collecting(t.db.observeValue("select count(*) from hit", as: Int.self), slow: .milliseconds(20))
+            await live.wait { $0.count == 1 }
+            for _ in 0..<1_000 { try await t.db.update("insert into hit default values") }
+            let values = await live.wait(seconds: 20) { $0.last == 1_000 }
+            #expect(values.count < 200, "received \(values.count) values for 1,000 commits")
+            #expect(values.map { $0 ?? 0 } == values.map { $0 ?? 0 }.sorted(), "values arrive in commit order")
+            live.cancel()
+        }
+    }
+
+    @Test func cancellingTheConsumerEndsTheObservation() async throws {
+        try await withDatabase { t in
+            try Self.makeTables(t.db)
+            let hub = try #require(t.context.changeHub)
+            let live = Received.collecting(t.db.observe("select * from student"))
+            await live.wait { $0.count == 1 }
+            #expect(hub.count == 1)
+            live.cancel()
+            await live.wait { _ in live.finished }
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(hub.count == 0)
+            #expect(!hub.tracker.isActive)
+            try await t.db.update("insert into student(name) values ('after')")
+            #expect(await live.settled().count == 1)
+        }
+    }
+
+    @Test func aCommitFromTheSqlite3ShellAndFromAnotherProcessIsObserved() async throws {
+        try await withDatabase { t in
+            try await t.db.update("create table crash_rows(id integer primary key, tag text not null, n integer not null)")
+            let live = Received.collecting(t.db.observeValue("select count(*) from crash_rows", as: Int.self))
+            await live.wait { $0 == [0] }
+
+            let shell = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["sqlite3", t.path, "insert into crash_rows(tag, n) values ('shell', 1)"],
+                                       scratch: t.folder)
+            #expect(shell.status == 0, "\(shell.errors)")
+            #expect(await live.wait { $0.last == 1 }.last == 1)
+
+            let child = try runProcess(try builtExecutable("CrashWriter"), ["rows", t.path, "5", "child"], scratch: t.folder)
+            #expect(child.status == 0, "\(child.errors)")
+            #expect(await live.wait { $0.last == 6 }.last == 6)
+            live.cancel()
+        }
+    }
+
+    @Test func aReadonlyContextObservesAFileAnotherContextWrites() async throws {
+        try await withDatabase { t in
+            try Self.makeTables(t.db)
+            var options = DbContext.Options()
+            options.readonly = true
+            options.externalChangeLatency = 0.05
+            let reader = try DbContext(path: t.path, configName: "ro", options: options)
+            try reader.start()
+            defer { reader.stop() }
+            let live = Received.collecting(Db.use("ro").observe("select name from student order by id"))
+            await live.wait { $0.count == 1 }
+            try await t.db.update("insert into student(name) values ('written elsewhere')")
+            #expect(await live.wait { $0.count == 2 }.last.map(Self.names) == ["written elsewhere"])
+            live.cancel()
+        }
+    }
+
+    @Test func aHundredObserversAndFourWritersEndOnTheFinalValue() async throws {
+        try await withWatchdog(seconds: 60) {
+            try await withDatabase { t in
+                try await t.db.update("create table counter(id integer primary key, writer integer, n integer)")
+                let lives = (0..<100).map { _ in
+                    Received.collecting(t.db.observeValue("select count(*) from counter where writer >= ?", 0, as: Int.self))
+                }
+                for live in lives { await live.wait { $0.count >= 1 } }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for writer in 0..<4 {
+                        group.addTask {
+                            for n in 0..<50 {
+                                if n % 2 == 0 {
+                                    try await t.db.update("insert into counter(writer, n) values (?, ?)", writer, n)
+                                } else {
+                                    try Self.insertSync(t.db, writer, n)
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                for live in lives { #expect(await live.wait { $0.last == 200 }.last == 200) }
+                for live in lives { live.cancel() }
+            }
+        }
+    }
+
+    @Test func changesInTablesReportTheCommittedRowids() async throws {
+        try await withDatabase { t in
+            try Self.makeTables(t.db)
+            let live = Received.collecting(t.db.changes(in: ["Student"]))
+            try await Task.sleep(for: .milliseconds(50))
+            try await t.db.tx { db in
+                try await db.update("insert into student(id, name) values (7, 'a'), (8, 'b')")
+                try await db.update("insert into teacher(name) values ('t')")
+                return true
+            }
+            try await t.db.update("insert into teacher(name) values ('only teacher')")
+            try await t.db.tx { db in
+                try await db.update("insert into student(name) values ('rolled back')")
+                return false
+            }
+            try await t.db.update("delete from student where id = 7")
+            let events = await live.wait { $0.count == 2 }
+            #expect(events[0].tables == ["student"])
+            #expect(events[0].inserted == ["student": [7, 8]])
+            #expect(!events[0].isExternal)
+            #expect(events[1].deleted == ["student": [7]])
+            #expect(await live.settled().count == 2)
+            live.cancel()
+        }
+    }
+
+    @Test func observingAPostgresConfigSaysItIsNotThereYet() async throws {
+        guard Engine.available.contains(.postgres) else { return }
+        try await withDatabase(engine: .postgres) { t in
+            let live = Received.collecting(t.db.observe("select 1"))
+            await live.wait { _ in live.finished }
+            #expect(live.error?.contains("SQLite-only") == true)
+        }
+    }
+}
