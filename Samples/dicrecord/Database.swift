@@ -8,7 +8,7 @@ struct Database {
 
     /// Opens the database file at `path`: readonly unless `writable`. A missing file is an error,
     /// checked before anything is opened, so that no command ever creates a file or folder.
-    static func open(_ path: String, writable: Bool = false) throws -> Database {
+    static func open(_ path: String, writable: Bool = false, latency: Double? = nil) throws -> Database {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ToolError("no such database file: \(path)")
@@ -18,6 +18,7 @@ struct Database {
         options.readonly = !writable
         // A write keeps the file's journal mode: WAL stays WAL, a rollback journal is not turned into WAL.
         options.journalMode = isWAL(path) ? .wal : .delete
+        if let latency { options.externalChangeLatency = latency }
         let context = try DbContext(path: path, configName: "dicrecord", options: options)
         try context.start()
         return Database(context: context, db: Db.use(context.configName))

@@ -542,4 +542,35 @@ struct CLITests {
         }
         #expect(try fixture.dicrecord("query", db, "select 1").status == 0)
     }
+
+    /// `dicrecord watch` prints the rows, then again when another program (the sqlite3 shell)
+    /// commits a change to them; a commit that changes nothing it reads prints nothing.
+    @Test func watchReprintsTheRowsWhenTheSqlite3ShellChangesThem() throws {
+        let fixture = try CLIFixture()
+        defer { fixture.cleanUp() }
+        let db = fixture.path("watched.db")
+        try fixture.sqlite(db, "create table job(id integer primary key, state text); create table other(x); insert into job values (1, 'queued');")
+        let output = fixture.folder.appendingPathComponent("watch.out")
+        try Data().write(to: output)
+        let process = Process()
+        process.executableURL = fixture.dicrecord
+        process.arguments = ["watch", db, "select id, state from job order by id", "--format", "json", "--count", "2", "--latency", "0.05"]
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        func wait(until done: () -> Bool) {
+            let deadline = Date(timeIntervalSinceNow: 20)
+            while !done(), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        wait { printed().contains("queued") }
+        try fixture.sqlite(db, "insert into other values (1)")        // not read by the query
+        Thread.sleep(forTimeInterval: 0.3)
+        try fixture.sqlite(db, "update job set state = 'done' where id = 1")
+        wait { !process.isRunning }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(printed() == "[{\"id\":1,\"state\":\"queued\"}]\n[{\"id\":1,\"state\":\"done\"}]\n", "\(printed())")
+    }
 }

@@ -182,7 +182,7 @@ private enum Readme {
     /// turned into another kind of fence, fails here.
     @Test func everyExampleSectionStillHasItsSwiftBlock() throws {
         let sections = try Readme.blocks().map(\.section)
-        #expect(sections == ["Install", "Quick start", "Models", "Concurrency and async", "PostgreSQL", "Scaling out: read replicas",
+        #expect(sections == ["Install", "Quick start", "Models", "Concurrency and async", "Live queries", "PostgreSQL", "Scaling out: read replicas",
                              "Building SQL at run time"])
     }
 
@@ -198,6 +198,7 @@ private enum Readme {
             "Quick start": ["1 1", "2 2"],
             "Models": ["1 15", "2 15"],
             "Concurrency and async": ["1 100", "1 100"],
+            "Live queries": ["2 1", "2 1"],
             "PostgreSQL": ["2 2", "3 3"],
             "Scaling out: read replicas": ["2.0 token", "3.0 token"],
             "Building SQL at run time": ["0 0", "0 0"],
@@ -232,7 +233,7 @@ private enum Readme {
                 #expect(printed.contains { $0.hasSuffix(expected[run]) }, "\(label), run \(run + 1) printed \(result.output)")
             }
         }
-        #expect(package.programs.map(\.name) == ["MyApp", "QuickStart", "Models", "ConcurrencyAndAsync", "PostgreSQL", "ScalingOutReadReplicas",
+        #expect(package.programs.map(\.name) == ["MyApp", "QuickStart", "Models", "ConcurrencyAndAsync", "LiveQueries", "PostgreSQL", "ScalingOutReadReplicas",
                                                   "BuildingSQLAtRunTime"])
     }
 
