@@ -156,7 +156,7 @@ final class Received<Value: Sendable>: Sendable {
             await live.wait { _ in live.finished }
             try await Task.sleep(for: .milliseconds(50))
             #expect(hub.count == 0)
-            #expect(!hub.tracker.isActive)
+            #expect(!hub.isListening)
             try await t.db.update("insert into student(name) values ('after')")
             #expect(await live.settled().count == 1)
         }
@@ -249,6 +249,45 @@ final class Received<Value: Sendable>: Sendable {
             #expect(await live.settled().count == 2)
             live.cancel()
         }
+    }
+
+    /// Found in review: an observer that starts inside an open transaction hears of what the
+    /// transaction wrote before it started; an autocommit write read once (RETURNING) is delivered;
+    /// observers outlive a stop and start of their context.
+    @Test func writesBeforeTheObserverStartedReturningAndARestartAreDelivered() async throws {
+        try await withDatabase { t in
+            try Self.makeTables(t.db)
+            let holder = Mutex<Received<Int?>?>(nil)
+            try Self.syncTransaction(t.db) { db in
+                try db.update("insert into student(name) values ('inside')")
+                holder.withLock { $0 = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self)) }
+                // It registers and reads 0 (the transaction is not committed yet).
+                let deadline = Date(timeIntervalSinceNow: 5)
+                while holder.withLock({ $0?.values.isEmpty ?? true }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            }
+            let live = try #require(holder.withLock { $0 })
+            #expect(await live.wait { $0.last == 1 }.first == 0)
+
+            _ = try Self.insertReturning(t.db)
+            #expect(await live.wait { $0.last == 2 }.last == 2)
+
+            t.context.stop()
+            try t.context.start()
+            try await t.db.update("insert into student(name) values ('after restart')")
+            #expect(await live.wait { $0.last == 3 }.last == 3)
+            live.cancel()
+        }
+    }
+
+    static func syncTransaction(_ db: Db, _ body: (Db) throws -> Void) throws {
+        try db.tx { db in
+            try body(db)
+            return true
+        }
+    }
+
+    static func insertReturning(_ db: Db) throws -> Record? {
+        try db.findFirst("insert into student(name) values ('returning') returning id")
     }
 
     @Test func observingAPostgresConfigSaysItIsNotThereYet() async throws {

@@ -5,7 +5,7 @@ import Foundation
 public enum Report {
     /// `title` names the suite; `details` are the suite's own lines (engine version, settings, rows)
     /// printed after the date and the machine.
-    public static func print(_ measurements: [Measurement], title: String, quick: Bool, details: [String], wallTime: Duration) {
+    public static func print(_ measurements: [Measurement], title: String, quick: Bool, details: [String], footer: [String] = [], wallTime: Duration) {
         let out = { (line: String) in Swift.print(line) }
         out("\(title) — \(quick ? "--quick (1 run, no warm-up)" : "median and min of 5 runs after 1 warm-up, implementations interleaved round by round")")
         out("")
@@ -22,6 +22,8 @@ public enum Report {
             out("| \(m.workload) | \(m.implementation) | \(format(m.median)) | \(format(m.min)) | \(ratio) | \(peak) |")
         }
         out("")
+        for line in footer { out("- \(line)") }
+        if !footer.isEmpty { out("") }
         out("Wall time \(String(format: "%.1f", wallTime.seconds)) s (fixtures included).")
     }
 

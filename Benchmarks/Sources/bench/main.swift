@@ -12,7 +12,7 @@ import Foundation
 // package in ./Postgres (`bench-pg`).
 
 let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate",
-                 "concurrency", "read_during_write"]
+                 "concurrency", "read_during_write", "observe_insert", "observe_latency"]
 
 var quick = false
 var only: [String]?
@@ -40,6 +40,7 @@ let config = BenchConfig(quick: quick)
 let bench = Bench(quick: quick, only: only)
 let clock = ContinuousClock()
 let start = clock.now
+var footer: [String] = []
 do {
     let fixtures = try Fixtures(config: config)
     defer { fixtures.removeAll() }
@@ -48,6 +49,7 @@ do {
     if selected("lookup_pk") { try LookupBenchmarks(bench: bench, fixtures: fixtures).run() }
     if selected("paginate") { try PaginateBenchmarks(bench: bench, fixtures: fixtures).run() }
     try ConcurrencyBenchmarks(bench: bench, config: config).run(selected)
+    footer = try ObservationBenchmarks(bench: bench, config: config).run(selected)
 } catch {
     FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
     exit(1)
@@ -56,4 +58,4 @@ Report.print(bench.measurements, title: "DicRecord benchmarks", quick: quick, de
     "SQLite \(config.sqliteVersion), release build, file-backed databases, journal DELETE and synchronous FULL for every implementation (DicRecord's default WAL is set to DELETE here)",
     "reads run inside one transaction per call: raw BEGIN…COMMIT, GRDB `DatabaseQueue.read`, DicRecord `Db.transaction`",
     "rows: items \(config.itemRows), people \(config.peopleRows), lookups \(config.peopleRows), inserts \(config.insertRows), paginate \(config.pageRows)",
-], wallTime: clock.now - start)
+], footer: footer.map { "observe_latency, " + $0 }, wallTime: clock.now - start)

@@ -37,58 +37,123 @@ extension ChangeEvent {
 /// record: a registration is a region and a callback (`Db/Db+Observe.swift` runs the queries).
 final class ChangeHub: Sendable {
     /// The writer's change log (set on the writer each time the context opens it).
-    let tracker = ChangeTracker()
     private let state = Mutex(State())
     private let latency: Duration
 
     private struct State {
         var registrations: [Int: Registration] = [:]
+        /// Registrations by the tables they read (lower-cased); `anyTable`: those that read anything.
+        var byTable: [String: Set<Int>] = [:]
+        var anyTable: Set<Int> = []
         var nextId = 0
+        /// The change log of the writer now open (a new one each start: a writer a stopped
+        /// context still lends out keeps its own).
+        var tracker: ChangeTracker?
         var poller: Task<Void, Never>?
         var source: VersionSource?
     }
 
-    fileprivate struct Registration {
+    /// A class, so that its closure is never copied out through the lock's generic `inout` (see
+    /// `ChangeTracker.listener`).
+    fileprivate final class Registration: Sendable {
         let reads: ReadRegion?
         let rowids: Bool
         let onChange: @Sendable (ChangeEvent) -> Void
+
+        init(reads: ReadRegion?, rowids: Bool, onChange: @escaping @Sendable (ChangeEvent) -> Void) {
+            self.reads = reads
+            self.rowids = rowids
+            self.onChange = onChange
+        }
     }
 
     init(latency: Double) {
-        self.latency = .milliseconds(Int64(max(1, (latency * 1000).rounded())))
+        // At least 1 ms, at most a day (a huge or infinite value would not fit a Duration).
+        let milliseconds = latency.isFinite ? min(max(1, (latency * 1000).rounded()), 86_400_000) : 86_400_000
+        self.latency = .milliseconds(Int64(milliseconds))
     }
 
     /// Calls `onChange` after each commit that may touch `reads` (nil: every commit), on the
     /// thread that committed or on the poller's: it should only schedule work. Until `cancel()`.
     func register(reads: ReadRegion?, rowids: Bool = false, _ onChange: @escaping @Sendable (ChangeEvent) -> Void) -> ChangeRegistration {
-        let (id, first, wantsRows) = state.withLock { state in
+        let id = state.withLock { state in
             let id = state.nextId
             state.nextId += 1
             state.registrations[id] = Registration(reads: reads, rowids: rowids, onChange: onChange)
-            return (id, state.registrations.count == 1, state.registrations.values.contains { $0.rowids })
+            if let reads {
+                for table in reads.keys { state.byTable[table, default: []].insert(id) }
+            } else {
+                state.anyTable.insert(id)
+            }
+            update(&state)
+            return id
         }
-        if first {
-            tracker.setListener { [weak self] region, rows in self?.committed(region, rows) }
-            startPolling()
-        }
-        tracker.wantsRows = wantsRows
+        // Started here, so that its first reading is taken before the caller's first fetch.
+        startPollerIfNeeded()
         return ChangeRegistration { [weak self] in self?.unregister(id) }
     }
 
     private func unregister(_ id: Int) {
-        let (last, wantsRows, poller) = state.withLock { state -> (Bool, Bool, Task<Void, Never>?) in
-            guard state.registrations.removeValue(forKey: id) != nil else { return (false, true, nil) }
-            let last = state.registrations.isEmpty
-            let poller = last ? state.poller : nil
-            if last { state.poller = nil }
-            return (last, state.registrations.values.contains { $0.rowids }, poller)
+        let poller = state.withLock { state -> Task<Void, Never>? in
+            guard let removed = state.registrations.removeValue(forKey: id) else { return nil }
+            state.anyTable.remove(id)
+            for table in removed.reads.map({ Array($0.keys) }) ?? [] {
+                state.byTable[table]?.remove(id)
+                if state.byTable[table]?.isEmpty == true { state.byTable[table] = nil }
+            }
+            return update(&state)
         }
-        if last {
-            tracker.setListener(nil)
-            poller?.cancel()
-        }
-        tracker.wantsRows = wantsRows
+        poller?.cancel()
     }
+
+    /// Brings the writer's listener and rowid hook in line with the registrations, under the
+    /// lock (so that a registration and an unregistration racing never leave a registration deaf);
+    /// returns the poller to cancel when nobody listens any more.
+    @discardableResult
+    private func update(_ state: inout State) -> Task<Void, Never>? {
+        let listening = !state.registrations.isEmpty
+        if let tracker = state.tracker {
+            if listening {
+                tracker.setListener { [weak self] region, rows in self?.committed(region, rows) }
+            } else {
+                tracker.setListener(nil)
+            }
+            tracker.wantsRows = state.registrations.values.contains { $0.rowids }
+        }
+        guard !listening, let poller = state.poller else { return nil }
+        state.poller = nil
+        return poller
+    }
+
+    /// Starts the poller when someone listens and none runs. Its first reading is taken here, on
+    /// the caller's thread, outside the lock (it runs a statement on the writer when it is free,
+    /// or opens a connection); a poller started meanwhile by another caller wins.
+    private func startPollerIfNeeded() {
+        guard let source = state.withLock({ $0.registrations.isEmpty || $0.poller != nil ? nil : $0.source }) else { return }
+        var own: Connection?
+        if case .connection(let open) = source { own = try? open() }
+        let baseline = Self.version(source, own)
+        let started = state.withLock { state -> Bool in
+            guard !state.registrations.isEmpty, state.poller == nil, state.source != nil else { return false }
+            state.poller = poll(source, own: own, baseline: baseline)
+            return true
+        }
+        if !started { own?.close() }
+    }
+
+    /// `PRAGMA data_version` changes on a connection when another one commits: read on the
+    /// writer (when free; a transaction of its own holds the file's write lock, so nothing else
+    /// commits meanwhile), it shows other processes' and connections' commits only. Nil when it
+    /// cannot be read now.
+    private static func version(_ source: VersionSource, _ own: Connection?) -> Int64? {
+        switch source {
+        case .writer(let read): read()
+        case .connection: try? own?.dataVersion()
+        }
+    }
+
+    /// Whether the writer's change log reports to this hub (tests).
+    var isListening: Bool { state.withLock { $0.tracker?.isActive ?? false } }
 
     /// The number of registrations (tests: an ended observation leaves none).
     var count: Int { state.withLock { $0.registrations.count } }
@@ -96,54 +161,52 @@ final class ChangeHub: Sendable {
     /// The writer committed `region` (called once the commit is durable).
     private func committed(_ region: ChangedRegion, _ rows: ChangedRows) {
         let event = ChangeEvent(region: region, rows: rows)
-        let targets = state.withLock { $0.registrations.values.filter { event.touches($0.reads) }.map(\.onChange) }
-        for onChange in targets { onChange(event) }
+        // Only the registrations that read a table the commit wrote (or anything) are asked.
+        let targets = state.withLock { state -> [Registration] in
+            var candidates = state.anyTable
+            if region.schemaChanged {
+                candidates.formUnion(state.registrations.keys)
+            } else {
+                for table in region.tables.keys { if let ids = state.byTable[table] { candidates.formUnion(ids) } }
+            }
+            return candidates.compactMap { id in
+                state.registrations[id].flatMap { event.touches($0.reads) ? $0 : nil }
+            }
+        }
+        for target in targets { target.onChange(event) }
     }
 
     /// Another connection or process committed: every registration looks again.
     private func externalCommit() {
-        let targets = state.withLock { $0.registrations.values.map(\.onChange) }
+        let targets = state.withLock { Array($0.registrations.values) }
         let event = ChangeEvent(region: nil, rows: nil)
-        for onChange in targets { onChange(event) }
+        for target in targets { target.onChange(event) }
     }
 
-    private func startPolling() {
-        guard let source = state.withLock({ $0.source }) else { return }
+    /// Polls until cancelled, every `latency`; a reading that differs from the one before (or
+    /// the first one after an unknown `baseline`) makes every registration look again.
+    private func poll(_ source: VersionSource, own: Connection?, baseline: Int64?) -> Task<Void, Never> {
         let latency = latency
-        let task = Task.detached { [weak self] in
-            var own: Connection?
+        return Task.detached { [weak self] in
             defer { own?.close() }
-            // `PRAGMA data_version` changes on a connection when another one commits: read on the
-            // writer (when free; a transaction of its own holds the file's write lock, so nothing
-            // else commits meanwhile), it shows other processes' and connections' commits only.
-            func version() -> Int64? {
-                switch source {
-                case .writer(let read):
-                    return read()
-                case .connection(let open):
-                    if own == nil { own = try? open() }
-                    return try? own?.dataVersion()
-                }
-            }
-            var last = version()
+            var last = baseline
             while !Task.isCancelled {
                 try? await Task.sleep(for: latency)
                 guard let self, !Task.isCancelled else { return }
-                guard let now = version() else { continue }
+                guard let now = Self.version(source, own) else { continue }
                 defer { last = now }
-                if let last, now != last { externalCommit() }
+                if now != last { externalCommit() }
             }
         }
-        state.withLock { $0.poller = task }
     }
 
-    /// Stops polling (the context stops); registrations stay and resume on the next start.
-    func stopPolling() {
+    /// The context stopped: no writer, no polling; registrations stay and resume on the next start.
+    func stopped() {
         let poller = state.withLock { state -> Task<Void, Never>? in
-            defer {
-                state.poller = nil
-                state.source = nil
-            }
+            state.tracker?.setListener(nil)
+            state.tracker = nil
+            state.source = nil
+            defer { state.poller = nil }
             return state.poller
         }
         poller?.cancel()
@@ -156,13 +219,22 @@ final class ChangeHub: Sendable {
         case connection(@Sendable () throws -> Connection)
     }
 
-    /// The context started: poll `source` (nil: nothing else can write) while anyone listens.
-    func started(polling source: VersionSource?) {
-        let listening = state.withLock { state -> Bool in
+    /// A new change log for the writer about to open (nil for a readonly context).
+    func makeTracker() -> ChangeTracker { ChangeTracker() }
+
+    /// The context started with `tracker` on its writer: poll `source` (nil: nothing else can
+    /// write) while anyone listens. Observers that outlived a stop look again (what was committed
+    /// while it was stopped is not known).
+    func started(tracker: ChangeTracker?, polling source: VersionSource?) {
+        let targets = state.withLock { state -> [Registration] in
+            state.tracker = tracker
             state.source = source
-            return !state.registrations.isEmpty && state.poller == nil
+            update(&state)
+            return Array(state.registrations.values)
         }
-        if listening { startPolling() }
+        startPollerIfNeeded()
+        let event = ChangeEvent(region: nil, rows: nil)
+        for target in targets { target.onChange(event) }
     }
 }
 

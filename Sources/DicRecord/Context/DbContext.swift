@@ -234,9 +234,10 @@ public final class DbContext: Sendable {
                 let external = try engine.open(configName, options, converters, tracer)
                 running.withLock { $0 = Running(pool: nil, external: external, contexts: contexts) }
             } else {
-                let pool = try openPool()
+                let tracker = options.readonly ? nil : changeHub?.makeTracker()
+                let pool = try openPool(tracker: tracker)
                 running.withLock { $0 = Running(pool: pool, external: nil, contexts: contexts) }
-                changeHub?.started(polling: pollingSource(pool))
+                changeHub?.started(tracker: tracker, polling: pollingSource(pool))
             }
             // Every declaration's upkeep runs again here: earlier failures are forgotten.
             let declared = schema.withLock { declarations in
@@ -275,7 +276,7 @@ public final class DbContext: Sendable {
             return running
         }
         guard let stopped else { return }
-        changeHub?.stopPolling()
+        changeHub?.stopped()
         stopped.contexts.remove(self)
         stopped.pool?.close()
         stopped.external?.close()
@@ -325,7 +326,7 @@ public final class DbContext: Sendable {
         return external
     }
 
-    private func openPool() throws -> ConnectionPool {
+    private func openPool(tracker: ChangeTracker?) throws -> ConnectionPool {
         let url = URL(fileURLWithPath: path)
         if !isMemory && !options.readonly {
             try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -337,7 +338,7 @@ public final class DbContext: Sendable {
                                   maxReaders: options.readerCount, firstReader: first,
                                   makeReader: { [self] in try openConnection(mode) })
         }
-        let writer = try openConnection(.readWrite, tracker: changeHub?.tracker)
+        let writer = try openConnection(.readWrite, tracker: tracker)
         var useReaders = false
         if !isMemory {
             let mode = options.journalMode.rawValue

@@ -56,7 +56,7 @@ extension Db {
                         removeDuplicates: Bool = true) -> AsyncThrowingStream<[Record], any Error> {
         let same: @Sendable ([Record], [Record]) -> Bool = Self.sameRecords
         return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
-            try await db.find(sql, arguments: arguments)
+            try db.find(sql, arguments: arguments)
         }
     }
 
@@ -75,7 +75,7 @@ extension Db {
             }
         }
         return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
-            try await db.findFirst(sql, arguments: arguments)
+            try db.findFirst(sql, arguments: arguments)
         }
     }
 
@@ -88,7 +88,7 @@ extension Db {
         let arguments = StatementArguments(args)
         let same: @Sendable (T?, T?) -> Bool = { $0 == $1 }
         return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
-            try await db.queryFirst(sql, arguments: arguments, as: T.self)
+            try db.queryFirst(sql, arguments: arguments, as: T.self)
         }
     }
 
@@ -133,7 +133,7 @@ extension Db {
     }
 
     private func liveQuery<Value: Sendable>(_ sql: String, initial: Bool, equal: (@Sendable (Value, Value) -> Bool)?,
-                                            fetch: @escaping @Sendable (Db) async throws -> Value) -> AsyncThrowingStream<Value, any Error> {
+                                            fetch: @escaping @Sendable (Db) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         // Only the newest value waits for a slow consumer.
         let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let observer = LiveQuery(db: self, fetch: fetch, equal: equal, continuation: continuation)
@@ -154,7 +154,7 @@ extension Db {
 /// one more fetch after it (bursts coalesce).
 private final class LiveQuery<Value: Sendable>: Sendable {
     private let db: Db
-    private let fetch: @Sendable (Db) async throws -> Value
+    private let fetch: @Sendable (Db) throws -> Value
     private let equal: (@Sendable (Value, Value) -> Bool)?
     private let continuation: AsyncThrowingStream<Value, any Error>.Continuation
     private let state = Mutex(State())
@@ -166,10 +166,9 @@ private final class LiveQuery<Value: Sendable>: Sendable {
         var fetching = false
         var dirty = false
         var last: Value?
-        var pump: Task<Void, Never>?
     }
 
-    init(db: Db, fetch: @escaping @Sendable (Db) async throws -> Value, equal: (@Sendable (Value, Value) -> Bool)?,
+    init(db: Db, fetch: @escaping @Sendable (Db) throws -> Value, equal: (@Sendable (Value, Value) -> Bool)?,
          continuation: AsyncThrowingStream<Value, any Error>.Continuation) {
         self.db = db
         self.fetch = fetch
@@ -177,8 +176,11 @@ private final class LiveQuery<Value: Sendable>: Sendable {
         self.continuation = continuation
     }
 
+    /// Runs on DicRecord's own threads (`BlockingPool`), not Swift's cooperative pool: a fetch may
+    /// wait for a connection, and a busy cooperative pool must not hold live queries back. (Nor
+    /// does it run in the caller's async transaction: it reads only what is committed.)
     func start(sql: String, initial: Bool) {
-        let task = Task { [self] in
+        BlockingPool.shared.run { [self] in
             do {
                 let context = try db.context()
                 guard let hub = context.changeHub else {
@@ -186,22 +188,22 @@ private final class LiveQuery<Value: Sendable>: Sendable {
                                          configName: context.configName)
                 }
                 let reads = try db.readRegion(of: sql)
+                // Fetching from now on: a commit before the first fetch ends makes one more, not a second loop.
+                state.withLock { $0.fetching = true }
                 let registration = hub.register(reads: reads) { [weak self] _ in self?.changed() }
                 let ended = state.withLock { state in
                     state.registration = registration
-                    state.fetching = true
                     return state.ended
                 }
                 guard !ended else { return registration.cancel() }
-                let value = try await fetch(db)
+                let value = try fetch(db)
                 state.withLock { $0.last = value }
                 if initial { continuation.yield(value) }
-                await pumpWhileDirty()
+                pumpWhileDirty()
             } catch {
                 fail(error)
             }
         }
-        state.withLock { $0.pump = task }
     }
 
     /// A commit that may change the result: fetch again (now, or after the fetch running).
@@ -214,12 +216,11 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             return true
         }
         guard start else { return }
-        let task = Task { [self] in await pumpWhileDirty() }
-        state.withLock { $0.pump = task }
+        BlockingPool.shared.run { [self] in pumpWhileDirty() }
     }
 
     /// Fetches while changes keep coming, delivering each new result; then stops fetching.
-    private func pumpWhileDirty() async {
+    private func pumpWhileDirty() {
         while true {
             let go = state.withLock { state -> Bool in
                 guard state.dirty, !state.ended else {
@@ -231,7 +232,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             }
             guard go else { return }
             do {
-                let value = try await fetch(db)
+                let value = try fetch(db)
                 let deliver = state.withLock { state -> Bool in
                     defer { state.last = value }
                     guard let equal, let last = state.last else { return true }
@@ -252,15 +253,11 @@ private final class LiveQuery<Value: Sendable>: Sendable {
 
     /// The consumer went away (or the query failed): unregister, stop fetching.
     func end() {
-        let (registration, pump) = state.withLock { state -> (ChangeRegistration?, Task<Void, Never>?) in
+        let registration = state.withLock { state -> ChangeRegistration? in
             state.ended = true
-            defer {
-                state.registration = nil
-                state.pump = nil
-            }
-            return (state.registration, state.pump)
+            defer { state.registration = nil }
+            return state.registration
         }
         registration?.cancel()
-        pump?.cancel()
     }
 }

@@ -19,11 +19,19 @@ package struct ChangedRegion: Sendable, Equatable {
 
     package mutating func formUnion(_ other: ChangedRegion) {
         schemaChanged = schemaChanged || other.schemaChanged
-        for (table, columns) in other.tables { add(table, columns) }
+        // Most transactions write one statement's tables: taken whole, no merging.
+        if tables.isEmpty {
+            tables = other.tables
+            return
+        }
+        for (table, columns) in other.tables { add(lowercased: table, columns) }
     }
 
     package mutating func add(_ table: String, _ columns: Set<String>?) {
-        let table = table.lowercased()
+        add(lowercased: table.lowercased(), columns)
+    }
+
+    private mutating func add(lowercased table: String, _ columns: Set<String>?) {
         guard let columns else {
             tables[table] = .some(nil)
             return
@@ -73,8 +81,15 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     private var savepoints: [(name: String, region: ChangedRegion, rows: ChangedRows)] = []
     /// Committed and not yet handed over (the commit hook runs before the commit is durable).
     private var committed: [(ChangedRegion, ChangedRows)] = []
-    /// Where committed changes go; nil while nobody observes (then nothing is recorded).
-    private let listener = Mutex<(@Sendable (ChangedRegion, ChangedRows) -> Void)?>(nil)
+    /// Where committed changes go; nil while nobody observes (then nothing is recorded). Boxed in
+    /// a class: a closure read back out of a Mutex through a generic `inout` was re-wrapped in a
+    /// reabstraction thunk and written back on every read, a chain that grew by one per commit.
+    private let listener = Mutex<Listener?>(nil)
+
+    private final class Listener: Sendable {
+        let call: @Sendable (ChangedRegion, ChangedRows) -> Void
+        init(_ call: @escaping @Sendable (ChangedRegion, ChangedRows) -> Void) { self.call = call }
+    }
     /// `listener != nil`, read without the lock on every statement.
     private let active = Atomic<Bool>(false)
 
@@ -88,7 +103,8 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     }
 
     func setListener(_ listener: (@Sendable (ChangedRegion, ChangedRows) -> Void)?) {
-        self.listener.withLock { $0 = listener }
+        let boxed = listener.map(Listener.init)
+        self.listener.withLock { $0 = boxed }
         active.store(listener != nil, ordering: .relaxed)
     }
 
@@ -111,14 +127,15 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     fileprivate func authorize(_ action: Int32, _ first: String?, _ second: String?) {
         if preparing != nil {
             Self.record(action, first, second, into: &preparing!)
-        } else if inScript, isActive {
-            // A statement of a script, run at once: its writes are pending now (its savepoints
-            // are not followed: a script that rolls one back only makes observers look again).
+        } else {
+            // A statement of a script, run at once, or a cached statement SQLite prepares again
+            // inside step after a schema change (a trigger added since may write more): what it
+            // writes is pending now. (A script's savepoints are not followed: one rolled back
+            // only makes observers look again.)
             var effects = StatementEffects()
             Self.record(action, first, second, into: &effects)
             pending.formUnion(effects.written)
         }
-        // Otherwise SQLite is preparing a statement again inside step: it keeps what it had.
     }
 
     private static func record(_ action: Int32, _ first: String?, _ second: String?, into effects: inout StatementEffects) {
@@ -142,7 +159,9 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     // MARK: Run time
 
     /// A statement with these effects is about to run (its writes count even if it fails
-    /// midway: an observer asked once too often only finds the same result).
+    /// midway: an observer asked once too often only finds the same result). Recorded whether
+    /// or not anyone observes yet: an observer that starts inside a transaction must hear of
+    /// what the transaction wrote before it started.
     func willRun(_ effects: StatementEffects) {
         pending.formUnion(effects.written)
     }
@@ -204,7 +223,7 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
         let done = committed
         committed.removeAll()
         guard let listener = listener.withLock({ $0 }) else { return }
-        for (region, rows) in done { listener(region, rows) }
+        for (region, rows) in done { listener.call(region, rows) }
     }
 
     var hasCommitted: Bool { !committed.isEmpty }

@@ -209,6 +209,8 @@ public final class Connection: @unchecked Sendable {
         defer {
             statement.reset()
             statement.inUse = false
+            // After the reset: an autocommit write not stepped to its end (RETURNING read once) commits there.
+            changeTracker?.deliverCommitted()
         }
         if let changeTracker, let effects = statement.effects { return try tracking(changeTracker, effects, statement, arguments, bind: bind, body) }
         guard bind else { return try body(statement) }
@@ -227,7 +229,7 @@ public final class Connection: @unchecked Sendable {
     /// what a commit in it made durable goes to the observers after.
     private func tracking<T>(_ tracker: ChangeTracker, _ effects: StatementEffects, _ statement: Statement, _ arguments: Arguments,
                              bind: Bool, _ body: (Statement) throws -> T) throws -> T {
-        if tracker.isActive { tracker.willRun(effects) }
+        tracker.willRun(effects)
         let wantsRows = tracker.isActive && tracker.wantsRows
         if wantsRows != rowHookInstalled {
             reportRowids(wantsRows, to: tracker)
@@ -240,7 +242,6 @@ public final class Connection: @unchecked Sendable {
                 tracer.record(sql: statement.sql, arguments: statement.describe(arguments, registry: registry),
                               configName: configName, duration: .now - start)
             }
-            tracker.deliverCommitted()
         }
         let result = try body(statement)
         tracker.didRun(effects)
