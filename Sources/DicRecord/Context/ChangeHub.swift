@@ -35,7 +35,7 @@ extension ChangeEvent {
 /// `Options.externalChangeLatency` for commits made elsewhere (other processes, the `sqlite3`
 /// shell, another context on the same file). Knows no query and no
 /// record: a registration is a region and a callback (`Db/Db+Observe.swift` runs the queries).
-final class ChangeHub: Sendable {
+final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe; the rest is immutable or under `state`
     /// The writer's change log (set on the writer each time the context opens it).
     private let state = Mutex(State())
     private let latency: Duration
@@ -67,7 +67,21 @@ final class ChangeHub: Sendable {
         }
     }
 
-    init(latency: Double) {
+    /// Where live queries fetch: a few of DicRecord's own threads (as many as the context has
+    /// readers), so that a hundred observers of one table take turns instead of a hundred threads
+    /// fighting over two cores, and a busy cooperative pool never holds them back.
+    private let workers: OperationQueue
+
+    /// Runs `work` on the hub's fetch threads.
+    func run(_ work: @escaping @Sendable () -> Void) {
+        workers.addOperation(work)
+    }
+
+    init(latency: Double, workers: Int = 4) {
+        let queue = OperationQueue()
+        queue.name = "DicRecord.liveQueries"
+        queue.maxConcurrentOperationCount = max(1, workers)
+        self.workers = queue
         // At least 1 ms, at most a day (a huge or infinite value would not fit a Duration).
         let milliseconds = latency.isFinite ? min(max(1, (latency * 1000).rounded()), 86_400_000) : 86_400_000
         self.latency = .milliseconds(Int64(milliseconds))
@@ -160,19 +174,25 @@ final class ChangeHub: Sendable {
 
     /// The writer committed `region` (called once the commit is durable).
     private func committed(_ region: ChangedRegion, _ rows: ChangedRows) {
-        let event = ChangeEvent(region: region, rows: rows)
         // Only the registrations that read a table the commit wrote (or anything) are asked.
         let targets = state.withLock { state -> [Registration] in
+            // The usual case while writing: no registration reads what the commit wrote.
+            if state.anyTable.isEmpty, !region.schemaChanged, !region.tables.keys.contains(where: { state.byTable[$0] != nil }) {
+                return []
+            }
             var candidates = state.anyTable
             if region.schemaChanged {
                 candidates.formUnion(state.registrations.keys)
             } else {
                 for table in region.tables.keys { if let ids = state.byTable[table] { candidates.formUnion(ids) } }
             }
+            let event = ChangeEvent(region: region, rows: rows)
             return candidates.compactMap { id in
                 state.registrations[id].flatMap { event.touches($0.reads) ? $0 : nil }
             }
         }
+        guard !targets.isEmpty else { return }
+        let event = ChangeEvent(region: region, rows: rows)
         for target in targets { target.onChange(event) }
     }
 

@@ -91,7 +91,7 @@ public final class DbContext: Sendable {
         self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
         self.engine = nil
         self.isExternal = false
-        self.changeHub = ChangeHub(latency: options.externalChangeLatency)
+        self.changeHub = ChangeHub(latency: options.externalChangeLatency, workers: options.readerCount)
     }
 
     /// A context of another engine, opened by `engine` at `start()`; `path` is its description.

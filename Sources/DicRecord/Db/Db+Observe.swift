@@ -176,17 +176,27 @@ private final class LiveQuery<Value: Sendable>: Sendable {
         self.continuation = continuation
     }
 
-    /// Runs on DicRecord's own threads (`BlockingPool`), not Swift's cooperative pool: a fetch may
-    /// wait for a connection, and a busy cooperative pool must not hold live queries back. (Nor
-    /// does it run in the caller's async transaction: it reads only what is committed.)
+    /// The hub's fetch threads, once started.
+    private let hub = Mutex<ChangeHub?>(nil)
+
+    /// Runs on the context's live-query threads (`ChangeHub.run`), not Swift's cooperative pool:
+    /// a fetch may wait for a connection, and a busy cooperative pool must not hold live queries
+    /// back. (Nor does it run in the caller's async transaction: it reads only what is committed.)
     func start(sql: String, initial: Bool) {
-        BlockingPool.shared.run { [self] in
+        let hub: ChangeHub
+        do {
+            let context = try db.context()
+            guard let found = context.changeHub else {
+                throw DicRecordError(.misuse, "config '\(context.configName)' runs on \(context.path): live queries (observe, changes(in:)) are SQLite-only for now",
+                                     configName: context.configName)
+            }
+            hub = found
+        } catch {
+            return fail(error)
+        }
+        self.hub.withLock { $0 = hub }
+        hub.run { [self] in
             do {
-                let context = try db.context()
-                guard let hub = context.changeHub else {
-                    throw DicRecordError(.misuse, "config '\(context.configName)' runs on \(context.path): live queries (observe, changes(in:)) are SQLite-only for now",
-                                         configName: context.configName)
-                }
                 let reads = try db.readRegion(of: sql)
                 // Fetching from now on: a commit before the first fetch ends makes one more, not a second loop.
                 state.withLock { $0.fetching = true }
@@ -215,8 +225,8 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             state.fetching = true
             return true
         }
-        guard start else { return }
-        BlockingPool.shared.run { [self] in pumpWhileDirty() }
+        guard start, let hub = hub.withLock({ $0 }) else { return }
+        hub.run { [self] in pumpWhileDirty() }
     }
 
     /// Fetches while changes keep coming, delivering each new result; then stops fetching.
