@@ -14,27 +14,8 @@ import Foundation
 let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate",
                  "concurrency", "read_during_write", "observe_insert", "observe_latency"]
 
-var quick = false
-var only: [String]?
-var chosen: [String] = []
-var arguments = CommandLine.arguments.dropFirst()
-while let argument = arguments.popFirst() {
-    switch argument {
-    case "--quick":
-        quick = true
-    case "--only":
-        only = arguments.popFirst().map { $0.split(separator: ",").map(String.init) }
-    case "-h", "--help":
-        print("usage: bench [workload…] [--quick] [--only TEXT[,TEXT…]]\nworkloads: \(workloads.joined(separator: " "))")
-        exit(0)
-    case _ where workloads.contains(argument):
-        chosen.append(argument)
-    default:
-        FileHandle.standardError.write(Data("bench: unknown argument '\(argument)'; workloads: \(workloads.joined(separator: " "))\n".utf8))
-        exit(2)
-    }
-}
-let selected = { (workload: String) in chosen.isEmpty || chosen.contains(workload) }
+let arguments = BenchArguments(program: "bench", workloads: workloads)
+let (quick, only, selected) = (arguments.quick, arguments.only, arguments.selected)
 
 let config = BenchConfig(quick: quick)
 let bench = Bench(quick: quick, only: only)

@@ -14,27 +14,8 @@ import Foundation
 
 let workloads = ["pg_fetch", "pg_lookup", "pg_insert", "pg_paginate", "pg_keyset", "pg_replica"]
 
-var quick = false
-var only: [String]?
-var chosen: [String] = []
-var arguments = CommandLine.arguments.dropFirst()
-while let argument = arguments.popFirst() {
-    switch argument {
-    case "--quick":
-        quick = true
-    case "--only":
-        only = arguments.popFirst().map { $0.split(separator: ",").map(String.init) }
-    case "-h", "--help":
-        print("usage: bench-pg [workload…] [--quick] [--only TEXT[,TEXT…]]\nworkloads: \(workloads.joined(separator: " "))")
-        exit(0)
-    case _ where workloads.contains(argument):
-        chosen.append(argument)
-    default:
-        FileHandle.standardError.write(Data("bench-pg: unknown argument '\(argument)'; workloads: \(workloads.joined(separator: " "))\n".utf8))
-        exit(2)
-    }
-}
-let selected = { (workload: String) in chosen.isEmpty || chosen.contains(workload) }
+let arguments = BenchArguments(program: "bench-pg", workloads: workloads)
+let (quick, only, selected) = (arguments.quick, arguments.only, arguments.selected)
 let environment = ProcessInfo.processInfo.environment
 guard let serverURL = environment["DICRECORD_POSTGRES_URL"], !serverURL.isEmpty else {
     FileHandle.standardError.write(Data("bench-pg: set DICRECORD_POSTGRES_URL to a PostgreSQL server (.ci/postgres-server start DIR prints one)\n".utf8))
