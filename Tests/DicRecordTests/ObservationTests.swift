@@ -290,6 +290,32 @@ final class Received<Value: Sendable>: Sendable {
         try db.findFirst("insert into student(name) values ('returning') returning id")
     }
 
+    @Test func aModelQueryIsObservedAsModels() async throws {
+        try await withDatabase { t in
+            t.context.register(WatchedStudent.self)
+            try await t.db.update("insert into watched_student(name, age) values ('kid', 9), ('ann', 20)")
+            let names = Mutex<[[String]]>([])
+            let task = Task {
+                for try await adults in WatchedStudent.dao.use(t.context.configName).observe(where: "age".gt(18), orderBy: "name") {
+                    let seen = adults.map { $0.name ?? "?" }   // models, built here
+                    names.withLock { $0.append(seen) }
+                    if seen.count == 2 { break }
+                }
+            }
+            try await waitUntil { names.withLock { $0.count } == 1 }
+            try await t.db.update("update watched_student set age = 19 where name = 'kid'")
+            try await task.value
+            #expect(names.withLock { $0 } == [["ann"], ["ann", "kid"]])
+            #expect(t.context.changeHub?.count == 0)
+        }
+    }
+
+    func waitUntil(_ done: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !done(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(done())
+    }
+
     @Test func observingAPostgresConfigSaysItIsNotThereYet() async throws {
         guard Engine.available.contains(.postgres) else { return }
         try await withDatabase(engine: .postgres) { t in
@@ -298,4 +324,10 @@ final class Received<Value: Sendable>: Sendable {
             #expect(live.error?.contains("SQLite-only") == true)
         }
     }
+}
+
+final class WatchedStudent: Model {
+    @Column var name: String?
+    @Column var age: Int = 0
+    override class var tableName: String { "watched_student" }
 }

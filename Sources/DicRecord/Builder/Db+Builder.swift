@@ -140,6 +140,28 @@ extension Dao {
         return try db.update(Delete(from: schema.tableName).where(condition))
     }
 
+    /// The models matching `condition`, live: now, then again after each commit that may change
+    /// them (see ``Db/observe(_:_:initial:removeDuplicates:)``). Rows travel between tasks as
+    /// `Sendable` records; each value's models are built where you iterate, so they belong to
+    /// your task.
+    /// ```swift
+    /// for try await adults in Student.dao.observe(where: "age".gt(18), orderBy: "name") { show(adults) }
+    /// ```
+    public func observe(where condition: SqlClause? = nil, orderBy: SqlExpression..., limit: Int? = nil,
+                        initial: Bool = true, removeDuplicates: Bool = true) -> ModelObservation<M> {
+        do {
+            let (db, schema) = try target()
+            let query = try select(condition, orderBy, limit, nil)
+            return ModelObservation(records: db.observe(query.sql, arguments: StatementArguments(query.arguments),
+                                                        initial: initial, removeDuplicates: removeDuplicates),
+                                    dao: self, schema: schema)
+        } catch {
+            let (stream, continuation) = AsyncThrowingStream<[Record], any Error>.makeStream()
+            continuation.finish(throwing: error)
+            return ModelObservation(records: stream, dao: self, schema: nil)
+        }
+    }
+
     private func select(_ condition: SqlClause?, _ orderBy: [SqlExpression], _ limit: Int?, _ offset: Int?) throws -> Select {
         var query = Select().from(try target().schema.tableName).orderBy(orderBy)
         if let condition { query = query.where(condition) }
@@ -164,5 +186,34 @@ extension Dao {
     @discardableResult
     public func delete(where condition: SqlClause) async throws -> Int {
         try await runAsync { try $0.delete(where: condition) }
+    }
+}
+
+/// A model query, live (`Student.dao.observe(where:orderBy:)`): each element is the models of one
+/// result, built on the consumer's side from the records that crossed tasks.
+public struct ModelObservation<M: Model>: AsyncSequence, Sendable {
+    public typealias Element = [M]
+    let records: AsyncThrowingStream<[Record], any Error>
+    let dao: Dao<M>
+    let schema: ModelSchema?
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: records.makeAsyncIterator(), dao: dao, schema: schema)
+    }
+
+    /// Takes the next result's records and builds its models in the caller's isolation.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<[Record], any Error>.AsyncIterator
+        let dao: Dao<M>
+        let schema: ModelSchema?
+
+        public mutating func next() async throws -> [M]? {
+            try await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> [M]? {
+            guard let records = try await base.next(isolation: actor), let schema else { return nil }
+            return try dao.models(records, schema: schema)
+        }
     }
 }
