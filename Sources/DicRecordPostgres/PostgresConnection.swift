@@ -459,6 +459,40 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
         return position
     }
 
+    // MARK: Notifications (live queries)
+
+    /// The payloads of the notifications (`LISTEN`/`NOTIFY`) the server sent, waiting up to
+    /// `timeout` seconds for the first; empty when none came. Throws when the connection is lost.
+    func notifications(waitingUpTo timeout: Double) throws -> [String] {
+        var payloads = receivedNotifications()
+        guard payloads.isEmpty else { return payloads }
+        let socket = PQsocket(handle)
+        guard socket >= 0, PQstatus(handle) == CONNECTION_OK else { throw lostConnection(sql: "LISTEN") }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, Int32(max(0, timeout) * 1000))
+        guard ready != 0 else { return [] }
+        if ready < 0 {
+            guard errno == EINTR else {
+                throw DatabaseError(resultCode: 10, message: "waiting for PostgreSQL's notifications failed: errno \(errno)", configName: configName, sqlState: "08006")
+            }
+            return []
+        }
+        // Readable: what came (notifications, or the end of the connection) is read in.
+        guard PQconsumeInput(handle) == 1 else { throw lostConnection(sql: "LISTEN") }
+        payloads = receivedNotifications()
+        return payloads
+    }
+
+    /// The notifications libpq has read in and not yet handed out.
+    private func receivedNotifications() -> [String] {
+        var payloads: [String] = []
+        while let notification = PQnotifies(handle) {
+            payloads.append(String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+
     /// A replica's replayed WAL position (`pg_last_wal_replay_lsn()`) and its lag in seconds: 0
     /// when it has replayed all it received, else the time since the last transaction it replayed.
     func replayPosition() throws -> (replayed: UInt64, lag: Double) {

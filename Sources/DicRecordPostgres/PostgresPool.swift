@@ -184,6 +184,10 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
         primary.close()
         replicas.forEach { $0.endpoint.close() }
     }
+
+    func changeFeed(latency: Duration, _ onCommit: @escaping @Sendable (Set<String>?) -> Void) throws -> any EngineChangeFeed {
+        PostgresChangeFeed(configName: configName, latency: latency, connect: { [primary] in try primary.connectOutsidePool() }, onCommit: onCommit)
+    }
 }
 
 /// The connections to one server (the primary, or a replica): up to `Options.poolSize`, opened
@@ -222,6 +226,13 @@ final class PostgresEndpoint: @unchecked Sendable {   // mutable state guarded b
         let timeout = isReplica ? min(options.connectTimeout, 2) : options.connectTimeout
         return try PostgresConnection(target, configName: configName, connectTimeout: timeout, settings: settings, tracer: tracer,
                                       isolation: options.isolation)
+    }
+
+    /// A connection of the endpoint's settings that the pool does not count or lend (a live-query
+    /// feed's own).
+    func connectOutsidePool() throws -> PostgresConnection {
+        try PostgresConnection(target, configName: configName, connectTimeout: options.connectTimeout, settings: settings, tracer: nil,
+                               isolation: options.isolation)
     }
 
     func connectFirst() throws {

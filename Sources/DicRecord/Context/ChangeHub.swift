@@ -30,15 +30,18 @@ extension ChangeEvent {
     }
 }
 
-/// The live queries and change listeners of one SQLite context: it hears the writer's commits
+/// The live queries and change listeners of one context. On SQLite it hears the writer's commits
 /// from its `ChangeTracker` and, while anyone listens, polls `PRAGMA data_version` every
 /// `Options.externalChangeLatency` for commits made elsewhere (other processes, the `sqlite3`
-/// shell, another context on the same file). Knows no query and no
+/// shell, another context on the same file). On another engine it hears every client's commits
+/// from the engine's `EngineChangeFeed`, opened while anyone listens. Knows no query and no
 /// record: a registration is a region and a callback (`Db/Db+Observe.swift` runs the queries).
 final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe; the rest is immutable or under `state`
-    /// The writer's change log (set on the writer each time the context opens it).
     private let state = Mutex(State())
     private let latency: Duration
+
+    /// Opens a started engine context's change feed, reporting commits to the closure it is given.
+    typealias FeedOpener = @Sendable (_ latency: Duration, _ onCommit: @escaping @Sendable (Set<String>?) -> Void) throws -> any EngineChangeFeed
 
     private struct State {
         var registrations: [Int: Registration] = [:]
@@ -51,6 +54,11 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         var tracker: ChangeTracker?
         var poller: Task<Void, Never>?
         var source: VersionSource?
+        /// Another engine's context: how to open its feed (while started), and the feed open.
+        var opener: FeedOpener?
+        var feed: (any EngineChangeFeed)?
+        /// Counts starts and stops: work begun before one of them does not install its result after.
+        var generation = 0
     }
 
     /// A class, so that its closure is never copied out through the lock's generic `inout` (see
@@ -59,11 +67,15 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         let reads: ReadRegion?
         let rowids: Bool
         let onChange: @Sendable (ChangeEvent) -> Void
+        /// Told when its commits can no longer be heard (an engine's feed failed to reopen at a restart).
+        let onFailure: @Sendable (any Error) -> Void
 
-        init(reads: ReadRegion?, rowids: Bool, onChange: @escaping @Sendable (ChangeEvent) -> Void) {
+        init(reads: ReadRegion?, rowids: Bool, onChange: @escaping @Sendable (ChangeEvent) -> Void,
+             onFailure: @escaping @Sendable (any Error) -> Void) {
             self.reads = reads
             self.rowids = rowids
             self.onChange = onChange
+            self.onFailure = onFailure
         }
     }
 
@@ -87,13 +99,16 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         self.latency = .milliseconds(Int64(milliseconds))
     }
 
-    /// Calls `onChange` after each commit that may touch `reads` (nil: every commit), on the
-    /// thread that committed or on the poller's: it should only schedule work. Until `cancel()`.
-    func register(reads: ReadRegion?, rowids: Bool = false, _ onChange: @escaping @Sendable (ChangeEvent) -> Void) -> ChangeRegistration {
+    /// Calls `onChange` after each commit that may touch `reads` (nil: every commit; SQLite only),
+    /// on the thread that committed or on the poller's or feed's: it should only schedule work.
+    /// Until `cancel()`. On another engine, returns once that engine reports commits to `reads`'
+    /// tables (throws when it cannot: the table is gone, no privilege to install what it needs).
+    func register(reads: ReadRegion?, rowids: Bool = false, onFailure: @escaping @Sendable (any Error) -> Void = { _ in },
+                  _ onChange: @escaping @Sendable (ChangeEvent) -> Void) throws -> ChangeRegistration {
         let id = state.withLock { state in
             let id = state.nextId
             state.nextId += 1
-            state.registrations[id] = Registration(reads: reads, rowids: rowids, onChange: onChange)
+            state.registrations[id] = Registration(reads: reads, rowids: rowids, onChange: onChange, onFailure: onFailure)
             if let reads {
                 for table in reads.keys { state.byTable[table, default: []].insert(id) }
             } else {
@@ -102,14 +117,20 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             update(&state)
             return id
         }
+        do {
+            try watch(reads)
+        } catch {
+            unregister(id)
+            throw error
+        }
         // Started here, so that its first reading is taken before the caller's first fetch.
         startPollerIfNeeded()
         return ChangeRegistration { [weak self] in self?.unregister(id) }
     }
 
     private func unregister(_ id: Int) {
-        let poller = state.withLock { state -> Task<Void, Never>? in
-            guard let removed = state.registrations.removeValue(forKey: id) else { return nil }
+        let teardown = state.withLock { state -> Teardown in
+            guard let removed = state.registrations.removeValue(forKey: id) else { return Teardown() }
             state.anyTable.remove(id)
             for table in removed.reads.map({ Array($0.keys) }) ?? [] {
                 state.byTable[table]?.remove(id)
@@ -117,14 +138,25 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             }
             return update(&state)
         }
-        poller?.cancel()
+        teardown.run()
+    }
+
+    /// What to stop, outside the lock, once nobody listens (or the context stopped).
+    private struct Teardown {
+        var poller: Task<Void, Never>?
+        var feed: (any EngineChangeFeed)?
+
+        func run() {
+            poller?.cancel()
+            feed?.close()
+        }
     }
 
     /// Brings the writer's listener and rowid hook in line with the registrations, under the
     /// lock (so that a registration and an unregistration racing never leave a registration deaf);
-    /// returns the poller to cancel when nobody listens any more.
+    /// returns the poller and feed to stop when nobody listens any more.
     @discardableResult
-    private func update(_ state: inout State) -> Task<Void, Never>? {
+    private func update(_ state: inout State) -> Teardown {
         let listening = !state.registrations.isEmpty
         if let tracker = state.tracker {
             if listening {
@@ -134,21 +166,86 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             }
             tracker.wantsRows = state.registrations.values.contains { $0.rowids }
         }
-        guard !listening, let poller = state.poller else { return nil }
-        state.poller = nil
-        return poller
+        guard !listening else { return Teardown() }
+        defer {
+            state.poller = nil
+            state.feed = nil
+        }
+        return Teardown(poller: state.poller, feed: state.feed)
+    }
+
+    // MARK: Another engine's feed
+
+    /// On another engine: has its feed report commits to `reads`' tables, opening the feed first
+    /// when none is open. Nothing to do on SQLite, or while the context is stopped (its next
+    /// start watches every registration's tables).
+    private func watch(_ reads: ReadRegion?) throws {
+        guard let feed = try openFeed() else { return }
+        guard let reads else {
+            throw DicRecordError(.misuse, "a live query on this engine must read named tables")
+        }
+        try feed.watch(Set(reads.keys))
+    }
+
+    /// The open feed of an engine context, opened now if need be; nil on SQLite or while stopped.
+    private func openFeed() throws -> (any EngineChangeFeed)? {
+        let (open, opener, generation) = state.withLock { ($0.feed, $0.opener, $0.generation) }
+        if let open { return open }
+        guard let opener else { return nil }
+        let opened = try opener(latency) { [weak self] tables in self?.engineCommitted(tables) }
+        let kept = state.withLock { state -> (any EngineChangeFeed)? in
+            if let feed = state.feed { return feed }   // opened meanwhile by another caller
+            guard state.generation == generation, !state.registrations.isEmpty else { return nil }
+            state.feed = opened
+            return opened
+        }
+        if kept !== opened { opened.close() }
+        return kept
+    }
+
+    /// The tables `sql` reads, from an engine context's feed (nil on SQLite: its authorizer tells).
+    func engineReadTables(of sql: String, _ arguments: EncodedArguments) throws -> Set<String>? {
+        guard state.withLock({ $0.opener != nil }) else { return nil }
+        return try withFeed { try $0.readTables(of: sql, arguments) }
+    }
+
+    /// The keys of tables named as in SQL, on an engine context (nil on SQLite: names are keys).
+    func engineResolve(_ names: [String]) throws -> [String]? {
+        guard state.withLock({ $0.opener != nil }) else { return nil }
+        return try withFeed { try $0.resolve(names) }
+    }
+
+    /// Runs `body` on the open feed, or on one opened for the call when none is.
+    private func withFeed<T>(_ body: (any EngineChangeFeed) throws -> T) throws -> T {
+        if let feed = state.withLock({ $0.feed }) { return try body(feed) }
+        guard let opener = state.withLock({ $0.opener }) else {
+            throw DicRecordError(.notStarted, "the context was stopped")
+        }
+        let feed = try opener(latency) { _ in }
+        defer { feed.close() }
+        return try body(feed)
+    }
+
+    /// The engine reported a commit to `tables` (nil: commits may have been missed).
+    private func engineCommitted(_ tables: Set<String>?) {
+        guard let tables else { return externalCommit() }
+        committed(ChangedRegion(tables: Dictionary(uniqueKeysWithValues: tables.map { ($0, nil) })), nil)
     }
 
     /// Starts the poller when someone listens and none runs. Its first reading is taken here, on
     /// the caller's thread, outside the lock (it runs a statement on the writer when it is free,
     /// or opens a connection); a poller started meanwhile by another caller wins.
     private func startPollerIfNeeded() {
-        guard let source = state.withLock({ $0.registrations.isEmpty || $0.poller != nil ? nil : $0.source }) else { return }
+        guard let (source, generation) = state.withLock({ state -> (VersionSource, Int)? in
+            guard !state.registrations.isEmpty, state.poller == nil, let source = state.source else { return nil }
+            return (source, state.generation)
+        }) else { return }
         var own: Connection?
         if case .connection(let open) = source { own = try? open() }
         let baseline = Self.version(source, own)
         let started = state.withLock { state -> Bool in
-            guard !state.registrations.isEmpty, state.poller == nil, state.source != nil else { return false }
+            // Not if the context stopped (or stopped and started) meanwhile: that source is gone.
+            guard !state.registrations.isEmpty, state.poller == nil, state.generation == generation else { return false }
             state.poller = poll(source, own: own, baseline: baseline)
             return true
         }
@@ -166,14 +263,14 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         }
     }
 
-    /// Whether the writer's change log reports to this hub (tests).
-    var isListening: Bool { state.withLock { $0.tracker?.isActive ?? false } }
+    /// Whether the writer's change log reports to this hub, or an engine's feed is open (tests).
+    var isListening: Bool { state.withLock { $0.tracker?.isActive ?? false || $0.feed != nil } }
 
     /// The number of registrations (tests: an ended observation leaves none).
     var count: Int { state.withLock { $0.registrations.count } }
 
-    /// The writer committed `region` (called once the commit is durable).
-    private func committed(_ region: ChangedRegion, _ rows: ChangedRows) {
+    /// The writer (or, on another engine, any client) committed `region` (called once the commit is durable).
+    private func committed(_ region: ChangedRegion, _ rows: ChangedRows?) {
         // Only the registrations that read a table the commit wrote (or anything) are asked.
         let targets = state.withLock { state -> [Registration] in
             // The usual case while writing: no registration reads what the commit wrote.
@@ -220,16 +317,21 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         }
     }
 
-    /// The context stopped: no writer, no polling; registrations stay and resume on the next start.
+    /// The context stopped: no writer, no polling, no feed; registrations stay and resume on the next start.
     func stopped() {
-        let poller = state.withLock { state -> Task<Void, Never>? in
+        let teardown = state.withLock { state -> Teardown in
+            state.generation += 1
             state.tracker?.setListener(nil)
             state.tracker = nil
             state.source = nil
-            defer { state.poller = nil }
-            return state.poller
+            state.opener = nil
+            defer {
+                state.poller = nil
+                state.feed = nil
+            }
+            return Teardown(poller: state.poller, feed: state.feed)
         }
-        poller?.cancel()
+        teardown.run()
     }
 
     /// Where to read `PRAGMA data_version` from: the context's writer (nil when it is busy), or a
@@ -242,19 +344,47 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// A new change log for the writer about to open (nil for a readonly context).
     func makeTracker() -> ChangeTracker { ChangeTracker() }
 
-    /// The context started with `tracker` on its writer: poll `source` (nil: nothing else can
-    /// write) while anyone listens. Observers that outlived a stop look again (what was committed
-    /// while it was stopped is not known).
+    /// The SQLite context started with `tracker` on its writer: poll `source` (nil: nothing else
+    /// can write) while anyone listens. `resume()` follows once the start's own work is done.
     func started(tracker: ChangeTracker?, polling source: VersionSource?) {
-        let targets = state.withLock { state -> [Registration] in
+        state.withLock { state in
+            state.generation += 1
             state.tracker = tracker
             state.source = source
             update(&state)
-            return Array(state.registrations.values)
         }
         startPollerIfNeeded()
-        let event = ChangeEvent(region: nil, rows: nil)
-        for target in targets { target.onChange(event) }
+    }
+
+    /// Another engine's context started: its feed opens (through `opener`) while anyone listens.
+    func started(feed opener: @escaping FeedOpener) {
+        state.withLock { state in
+            state.generation += 1
+            state.opener = opener
+        }
+    }
+
+    /// The context finished starting (its migrations and schema work done): registrations that
+    /// outlived a stop look again, as what was committed while it was stopped is not known. On
+    /// another engine, the feed opens again first and watches their tables; a registration whose
+    /// tables cannot be watched any more is told why.
+    func resume() {
+        let targets = state.withLock { Array($0.registrations.values) }
+        guard !targets.isEmpty else { return }
+        run { [self] in
+            var failure: (any Error)?
+            do {
+                if let feed = try openFeed() {
+                    try feed.watch(Set(targets.flatMap { $0.reads.map { Array($0.keys) } ?? [] }))
+                }
+            } catch {
+                failure = error
+            }
+            let event = ChangeEvent(region: nil, rows: nil)
+            for target in targets {
+                if let failure { target.onFailure(failure) } else { target.onChange(event) }
+            }
+        }
     }
 }
 

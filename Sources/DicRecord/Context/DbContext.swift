@@ -37,8 +37,8 @@ public final class DbContext: Sendable {
     /// ```
     public let converters: Converters
     let tracer: SqlTracer
-    /// Live queries' registrations and the writer's change log (SQLite contexts; nil for another engine's).
-    let changeHub: ChangeHub?
+    /// Live queries' registrations, the writer's change log (SQLite) or the engine's change feed.
+    let changeHub: ChangeHub
     private let isMemory: Bool
     private let running = Mutex<Running?>(nil)
     private let schema = Mutex(SchemaDeclarations())
@@ -107,7 +107,7 @@ public final class DbContext: Sendable {
         self.tracer = SqlTracer(observer: options.onSql, logger: options.logger, strictReads: options.strictReads)
         self.engine = engine
         self.isExternal = true
-        self.changeHub = nil
+        self.changeHub = ChangeHub(latency: options.externalChangeLatency, workers: options.readerCount)
     }
 
     /// A context on a private in-memory database, alive until `stop()`.
@@ -233,11 +233,12 @@ public final class DbContext: Sendable {
             if let engine {
                 let external = try engine.open(configName, options, converters, tracer)
                 running.withLock { $0 = Running(pool: nil, external: external, contexts: contexts) }
+                changeHub.started(feed: { latency, onCommit in try external.changeFeed(latency: latency, onCommit) })
             } else {
-                let tracker = options.readonly ? nil : changeHub?.makeTracker()
+                let tracker = options.readonly ? nil : changeHub.makeTracker()
                 let pool = try openPool(tracker: tracker)
                 running.withLock { $0 = Running(pool: pool, external: nil, contexts: contexts) }
-                changeHub?.started(tracker: tracker, polling: pollingSource(pool))
+                changeHub.started(tracker: tracker, polling: pollingSource(pool))
             }
             // Every declaration's upkeep runs again here: earlier failures are forgotten.
             let declared = schema.withLock { declarations in
@@ -250,6 +251,7 @@ public final class DbContext: Sendable {
                 stop()
                 throw error
             }
+            changeHub.resume()
         } catch {
             contexts.remove(self)
             throw error
@@ -276,7 +278,7 @@ public final class DbContext: Sendable {
             return running
         }
         guard let stopped else { return }
-        changeHub?.stopped()
+        changeHub.stopped()
         stopped.contexts.remove(self)
         stopped.pool?.close()
         stopped.external?.close()

@@ -55,7 +55,7 @@ extension Db {
     public func observe(_ sql: String, arguments: StatementArguments, initial: Bool = true,
                         removeDuplicates: Bool = true) -> AsyncThrowingStream<[Record], any Error> {
         let same: @Sendable ([Record], [Record]) -> Bool = Self.sameRecords
-        return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
+        return liveQuery(sql, arguments, initial: initial, equal: removeDuplicates ? same : nil) { db in
             try db.find(sql, arguments: arguments)
         }
     }
@@ -74,7 +74,7 @@ extension Db {
             default: false
             }
         }
-        return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
+        return liveQuery(sql, arguments, initial: initial, equal: removeDuplicates ? same : nil) { db in
             try db.findFirst(sql, arguments: arguments)
         }
     }
@@ -87,7 +87,7 @@ extension Db {
                                                       removeDuplicates: Bool = true) -> AsyncThrowingStream<T?, any Error> {
         let arguments = StatementArguments(args)
         let same: @Sendable (T?, T?) -> Bool = { $0 == $1 }
-        return liveQuery(sql, initial: initial, equal: removeDuplicates ? same : nil) { db in
+        return liveQuery(sql, arguments, initial: initial, equal: removeDuplicates ? same : nil) { db in
             try db.queryFirst(sql, arguments: arguments, as: T.self)
         }
     }
@@ -98,13 +98,17 @@ extension Db {
     /// for try await change in Db.main.changes(in: ["student", "teacher"]) { print(change.tables) }
     /// ```
     public func changes(in tables: [String]) -> AsyncThrowingStream<DatabaseChange, any Error> {
-        let observed = Set(tables.map { $0.lowercased() })
         let (stream, continuation) = AsyncThrowingStream<DatabaseChange, any Error>.makeStream()
         do {
-            let hub = try changeHub()
-            let registration = hub.register(reads: Dictionary(uniqueKeysWithValues: observed.map { ($0, [""]) }), rowids: true) { event in
+            let hub = try context().changeHub
+            // Each table as the engine reports it (PostgreSQL: schema-qualified), and as the caller named it.
+            let keys = try hub.engineResolve(tables) ?? tables.map { $0.lowercased() }
+            let named = Dictionary(zip(keys, tables.map { $0.lowercased() }), uniquingKeysWith: { first, _ in first })
+            let observed = Set(named.values)
+            let reads = Dictionary(uniqueKeysWithValues: named.keys.map { ($0, Set([""])) })
+            let registration = try hub.register(reads: reads, rowids: true, onFailure: { continuation.finish(throwing: $0) }) { event in
                 func only(_ rows: [String: [Int64]]?) -> [String: [Int64]] { rows?.filter { observed.contains($0.key) } ?? [:] }
-                let touched = event.region.map { Set($0.tables.keys).intersection(observed) } ?? observed
+                let touched = event.region.map { Set($0.tables.keys.compactMap { named[$0] }) } ?? observed
                 continuation.yield(DatabaseChange(tables: event.region?.schemaChanged == true ? observed : touched,
                                                   inserted: only(event.rows?.inserted), updated: only(event.rows?.updated),
                                                   deleted: only(event.rows?.deleted), isExternal: event.isExternal,
@@ -117,28 +121,26 @@ extension Db {
         return stream
     }
 
-    /// The context's hub; observation is SQLite's for now.
-    private func changeHub() throws -> ChangeHub {
+    /// The region `sql` reads: on SQLite as its authorizer tells while preparing it on a reader;
+    /// on another engine, the tables its engine's feed finds (every column of each).
+    func readRegion(of sql: String, _ arguments: Arguments) throws -> ReadRegion {
         let context = try context()
-        guard let hub = context.changeHub else {
-            throw DicRecordError(.misuse, "config '\(context.configName)' runs on \(context.path): live queries (observe, changes(in:)) are SQLite-only for now",
-                                 configName: context.configName)
+        if try context.externalPool() != nil {
+            let encoded = try arguments.encoded(context.converters, sql: sql, configName: context.configName)
+            let tables = try context.changeHub.engineReadTables(of: sql, encoded) ?? []
+            return Dictionary(uniqueKeysWithValues: tables.map { ($0, Set([""])) })
         }
-        return hub
+        return try context.pool().read { try $0.readRegion(of: sql) }
     }
 
-    /// The region `sql` reads, as SQLite's authorizer tells while preparing it on a reader.
-    func readRegion(of sql: String) throws -> ReadRegion {
-        try context().pool().read { try $0.readRegion(of: sql) }
-    }
-
-    private func liveQuery<Value: Sendable>(_ sql: String, initial: Bool, equal: (@Sendable (Value, Value) -> Bool)?,
+    private func liveQuery<Value: Sendable>(_ sql: String, _ arguments: StatementArguments, initial: Bool, equal: (@Sendable (Value, Value) -> Bool)?,
                                             fetch: @escaping @Sendable (Db) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
         // Only the newest value waits for a slow consumer.
         let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let observer = LiveQuery(db: self, fetch: fetch, equal: equal, continuation: continuation)
+        // Read on the primary: a replica may not have replayed the commit that triggered a fetch.
+        let observer = LiveQuery(db: routed(.primary), fetch: fetch, equal: equal, continuation: continuation)
         continuation.onTermination = { _ in observer.end() }
-        observer.start(sql: sql, initial: initial)
+        observer.start(sql: sql, arguments: arguments.storage, initial: initial)
         return stream
     }
 
@@ -182,25 +184,22 @@ private final class LiveQuery<Value: Sendable>: Sendable {
     /// Runs on the context's live-query threads (`ChangeHub.run`), not Swift's cooperative pool:
     /// a fetch may wait for a connection, and a busy cooperative pool must not hold live queries
     /// back. (Nor does it run in the caller's async transaction: it reads only what is committed.)
-    func start(sql: String, initial: Bool) {
+    func start(sql: String, arguments: Arguments, initial: Bool) {
         let hub: ChangeHub
         do {
-            let context = try db.context()
-            guard let found = context.changeHub else {
-                throw DicRecordError(.misuse, "config '\(context.configName)' runs on \(context.path): live queries (observe, changes(in:)) are SQLite-only for now",
-                                     configName: context.configName)
-            }
-            hub = found
+            hub = try db.context().changeHub
         } catch {
             return fail(error)
         }
         self.hub.withLock { $0 = hub }
         hub.run { [self] in
             do {
-                let reads = try db.readRegion(of: sql)
+                let reads = try db.readRegion(of: sql, arguments)
                 // Fetching from now on: a commit before the first fetch ends makes one more, not a second loop.
                 state.withLock { $0.fetching = true }
-                let registration = hub.register(reads: reads) { [weak self] _ in self?.changed() }
+                let registration = try hub.register(reads: reads, onFailure: { [weak self] in self?.fail($0) }) { [weak self] _ in
+                    self?.changed()
+                }
                 let ended = state.withLock { state in
                     state.registration = registration
                     return state.ended
@@ -249,6 +248,20 @@ private final class LiveQuery<Value: Sendable>: Sendable {
                     return !equal(last, value)
                 }
                 if deliver { continuation.yield(value) }
+            } catch let error as DicRecordError where error.kind == .notStarted || error.kind == .busy {
+                // Not the query's fault: the context is stopped (its restart makes every live query
+                // look again) or the database stayed locked (look again shortly). A change that came
+                // during this fetch is looked at now.
+                let again = state.withLock { state -> Bool in
+                    if state.dirty { return true }
+                    state.fetching = false
+                    return false
+                }
+                if again { continue }
+                if error.kind == .busy {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { [weak self] in self?.changed() }
+                }
+                return
             } catch {
                 fail(error)
                 return

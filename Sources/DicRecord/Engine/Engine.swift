@@ -220,6 +220,24 @@ package protocol EnginePool: AnyObject, Sendable {
     func returnWriter(_ connection: any EngineConnection)
     /// Closes the idle connections; those in use close when they are handed back.
     func close()
+    /// For live queries: starts hearing the commits of every client of the database (PostgreSQL:
+    /// a listening connection of its own). `onCommit` gets the tables a commit wrote (keys as
+    /// `EngineChangeFeed.readTables` gives them), or nil when commits may have been missed (the
+    /// listening connection was lost and is back): every live query looks again.
+    func changeFeed(latency: Duration, _ onCommit: @escaping @Sendable (Set<String>?) -> Void) throws -> any EngineChangeFeed
+}
+
+/// How a context of another engine hears commits for its live queries (`Context/ChangeHub.swift`
+/// drives it; DicRecordPostgres's is triggers that NOTIFY and a connection that LISTENs).
+package protocol EngineChangeFeed: AnyObject, Sendable {
+    /// The tables `sql` reads, as the keys commits will be reported under.
+    func readTables(of sql: String, _ arguments: EncodedArguments) throws -> Set<String>
+    /// The keys of tables named as in SQL (`changes(in:)`), in order; throws for one that does not exist.
+    func resolve(_ names: [String]) throws -> [String]
+    /// From now on, every commit that writes one of `tables` (keys) is reported. Idempotent.
+    func watch(_ tables: Set<String>) throws
+    /// Stops listening (the database keeps what `watch` installed).
+    func close()
 }
 
 /// How a context of another engine opens its pool at `start()` (DicRecordPostgres's
