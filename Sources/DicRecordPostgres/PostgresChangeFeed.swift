@@ -25,8 +25,15 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
     private let onCommit: @Sendable (Set<String>?) -> Void
     /// For `readTables`, `resolve` and `watch`: a connection of the feed's own, so that they never
     /// join a transaction of the calling thread (a trigger installed there would roll back with it).
-    private let control = Mutex<PostgresConnection?>(nil)
+    private let control = Mutex<Control>(Control())
     private let listener = Mutex<Listener>(Listener())
+    /// Held while the listening connection opens, so that a second `watch` waits until it listens.
+    private let starting = NSLock()
+
+    private struct Control {
+        var connection: PostgresConnection?
+        var closed = false
+    }
 
     private struct Listener {
         var started = false
@@ -64,6 +71,11 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
             }
         }
         visit(parsed)
+        // A query whose plan names no table (one reading only inside a function) would never hear a commit.
+        guard !tables.isEmpty else {
+            throw DicRecordError(.misuse, "a live query on PostgreSQL must read tables its plan names; this one reads none (a table read inside a function is not seen)",
+                                 sql: sql, configName: configName)
+        }
         return tables
     }
 
@@ -94,6 +106,7 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
             guard !missing.isEmpty else { return }
             do {
                 try connection.execute(script: "BEGIN")
+                defer { if connection.isInTransaction { try? connection.execute(script: "ROLLBACK") } }
                 // One installer at a time across clients: CREATE OR REPLACE FUNCTION run by two at once fails.
                 try connection.execute(script: "SELECT pg_advisory_xact_lock(hashtext('dicrecord_notify'))")
                 for table in missing {
@@ -104,54 +117,57 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
                         throw DicRecordError(.invalidArgument, "the live query reads \(table), which no longer exists", configName: configName)
                     }
                     let function = SqlText.quote(name) + "." + Self.trigger
+                    // Created when missing only: replacing one another role owns would fail.
+                    if try connection.rows("SELECT 1 WHERE to_regprocedure(?) IS NOT NULL", .positional([.text(function + "()")])).isEmpty {
+                        try connection.execute(script: """
+                            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $dicrecord$
+                            BEGIN
+                              PERFORM pg_notify('\(Self.channel)', '"' || replace(TG_TABLE_SCHEMA, '"', '""') || '"."' || replace(TG_TABLE_NAME, '"', '""') || '"');
+                              RETURN NULL;
+                            END $dicrecord$
+                            """)
+                    }
                     try connection.execute(script: """
-                        CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $dicrecord$
-                        BEGIN
-                          PERFORM pg_notify('\(Self.channel)', '"' || replace(TG_TABLE_SCHEMA, '"', '""') || '"."' || replace(TG_TABLE_NAME, '"', '""') || '"');
-                          RETURN NULL;
-                        END $dicrecord$;
                         DROP TRIGGER IF EXISTS \(Self.trigger) ON \(table);
                         CREATE TRIGGER \(Self.trigger) AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(table)
                           FOR EACH STATEMENT EXECUTE FUNCTION \(function)();
                         """)
                 }
                 try connection.execute(script: "COMMIT")
-            } catch {
-                try? connection.execute(script: "ROLLBACK")
-                throw DicRecordError(.misuse, "live queries on PostgreSQL install a trigger on each table they read (\(missing.joined(separator: ", "))); installing it failed: \(error)",
-                                     configName: configName)
             }
+            // The error as PostgreSQL gave it (its kind and SQLSTATE kept: a lock timeout is worth a retry).
         }
     }
 
     /// Runs `body` on the control connection, opened (or opened again, when it was lost) as needed.
     private func onControl<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try control.withLock { control in
-            if let open = control, !open.isHealthy {
-                open.close()
-                control = nil
+            guard !control.closed else {
+                throw DicRecordError(.notStarted, "config '\(configName)' was stopped: its live queries no longer listen", configName: configName)
             }
-            if control == nil { control = try connect() }
-            return try body(control!)   // set just above
+            if let open = control.connection, !open.isHealthy {
+                open.close()
+                control.connection = nil
+            }
+            let connection = try control.connection ?? connect()
+            control.connection = connection
+            return try body(connection)
         }
     }
 
     /// Opens the listening connection and starts its thread (once): when this returns, every
     /// commit from now on is heard.
     private func startListening() throws {
+        // A second caller waits here until the first listens (or failed: then it tries itself).
+        starting.lock()
+        defer { starting.unlock() }
         let start = listener.withLock { state -> Bool in
             guard !state.started, !state.closed else { return false }
-            state.started = true
             return true
         }
         guard start else { return }
-        let connection: PostgresConnection
-        do {
-            connection = try listeningConnection()
-        } catch {
-            listener.withLock { $0.started = false }
-            throw error
-        }
+        let connection = try listeningConnection()
+        listener.withLock { $0.started = true }
         let thread = Thread { [self] in listen(on: connection) }
         thread.name = "DicRecord.postgresListener"
         thread.start()
@@ -174,8 +190,14 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
         let wait = Double(latency.components.seconds) + Double(latency.components.attoseconds) / 1e18
         while !listener.withLock({ $0.closed }) {
             guard let open = connection else {
-                // Lost: try again every `latency`; once back, commits made meanwhile are unknown.
-                Thread.sleep(forTimeInterval: wait)
+                // Lost: try again every `latency` (waking often enough to notice `close()`); once
+                // back, commits made meanwhile are unknown, so every live query looks again.
+                var slept = 0.0
+                while slept < wait, !listener.withLock({ $0.closed }) {
+                    Thread.sleep(forTimeInterval: min(0.1, wait - slept))
+                    slept += 0.1
+                }
+                guard !listener.withLock({ $0.closed }) else { break }
                 if let again = try? listeningConnection() {
                     connection = again
                     onCommit(nil)
@@ -197,8 +219,9 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
     func close() {
         listener.withLock { $0.closed = true }
         control.withLock { control in
-            control?.close()
-            control = nil
+            control.closed = true
+            control.connection?.close()
+            control.connection = nil
         }
     }
 }

@@ -231,7 +231,11 @@ final class Received<Value: Sendable>: Sendable {
         try await withDatabase(engine: engine) { t in
             try Self.makeTables(t.db, engine)
             let live = Received.collecting(t.db.changes(in: ["Student"]))
-            try await Task.sleep(for: .milliseconds(50))
+            // Registered on the hub's threads: on PostgreSQL, once the table's trigger is there.
+            try await waitUntil { t.context.changeHub.count == 1 }
+            if engine == .postgres {
+                try await waitUntil { (try? Self.triggers(t.db)) == 1 }
+            }
             try await t.db.tx { db in
                 try await db.update("insert into student(id, name) values (7, 'a'), (8, 'b')")
                 try await db.update("insert into teacher(name) values ('t')")
@@ -284,6 +288,10 @@ final class Received<Value: Sendable>: Sendable {
             #expect(await live.wait { $0.last == 3 }.last == 3)
             live.cancel()
         }
+    }
+
+    static func triggers(_ db: Db) throws -> Int? {
+        try db.queryInt("select count(*) from pg_trigger where tgname = 'dicrecord_notify' and tgrelid = 'student'::regclass")
     }
 
     static func syncTransaction(_ db: Db, _ body: (Db) throws -> Void) throws {
@@ -348,6 +356,11 @@ final class Received<Value: Sendable>: Sendable {
             let missing = Received.collecting(t.db.changes(in: ["no_such_table"]))
             await missing.wait { _ in missing.finished }
             #expect(missing.error?.contains("no_such_table") == true)
+
+            // A query whose plan names no table would never hear a commit: refused, not left deaf.
+            let blind = Received.collecting(t.db.observeValue("select 1", as: Int.self))
+            await blind.wait { _ in blind.finished }
+            #expect(blind.error?.contains("reads none") == true)
         }
     }
 }

@@ -372,17 +372,16 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         let targets = state.withLock { Array($0.registrations.values) }
         guard !targets.isEmpty else { return }
         run { [self] in
-            var failure: (any Error)?
-            do {
-                if let feed = try openFeed() {
-                    try feed.watch(Set(targets.flatMap { $0.reads.map { Array($0.keys) } ?? [] }))
-                }
-            } catch {
-                failure = error
-            }
             let event = ChangeEvent(region: nil, rows: nil)
+            // Each registration's tables on their own: a table dropped meanwhile ends only the
+            // registrations that read it.
             for target in targets {
-                if let failure { target.onFailure(failure) } else { target.onChange(event) }
+                do {
+                    try watch(target.reads)
+                    target.onChange(event)
+                } catch {
+                    target.onFailure(error)
+                }
             }
         }
     }

@@ -99,8 +99,37 @@ extension Db {
     /// ```
     public func changes(in tables: [String]) -> AsyncThrowingStream<DatabaseChange, any Error> {
         let (stream, continuation) = AsyncThrowingStream<DatabaseChange, any Error>.makeStream()
+        let hub: ChangeHub
         do {
-            let hub = try context().changeHub
+            hub = try context().changeHub
+        } catch {
+            continuation.finish(throwing: error)
+            return stream
+        }
+        // Registered on the hub's threads, as live queries are: on PostgreSQL the first observation
+        // of a table installs its trigger, which waits for a transaction of the caller's that wrote it.
+        // The consumer may leave before the registration is made: then it is ended as soon as it is.
+        let held = Mutex<(registration: ChangeRegistration?, ended: Bool)>((nil, false))
+        continuation.onTermination = { _ in
+            held.withLock { state -> ChangeRegistration? in
+                state.ended = true
+                return state.registration
+            }?.cancel()
+        }
+        hub.run {
+            guard let registration = Self.register(tables, on: hub, continuation) else { return }
+            let ended = held.withLock { state -> Bool in
+                state.registration = registration
+                return state.ended
+            }
+            if ended { registration.cancel() }
+        }
+        return stream
+    }
+
+    private static func register(_ tables: [String], on hub: ChangeHub,
+                                 _ continuation: AsyncThrowingStream<DatabaseChange, any Error>.Continuation) -> ChangeRegistration? {
+        do {
             // Each table as the engine reports it (PostgreSQL: schema-qualified), and as the caller named it.
             let keys = try hub.engineResolve(tables) ?? tables.map { $0.lowercased() }
             let named = Dictionary(zip(keys, tables.map { $0.lowercased() }), uniquingKeysWith: { first, _ in first })
@@ -114,11 +143,11 @@ extension Db {
                                                   deleted: only(event.rows?.deleted), isExternal: event.isExternal,
                                                   rowsTruncated: event.rows?.truncated ?? false))
             }
-            continuation.onTermination = { _ in registration.cancel() }
+            return registration
         } catch {
             continuation.finish(throwing: error)
+            return nil
         }
-        return stream
     }
 
     /// The region `sql` reads: on SQLite as its authorizer tells while preparing it on a reader;
@@ -168,6 +197,9 @@ private final class LiveQuery<Value: Sendable>: Sendable {
         var fetching = false
         var dirty = false
         var last: Value?
+        /// The first fetch has been made (delivered when `deliverFirst`: `initial`).
+        var primed = false
+        var deliverFirst = true
     }
 
     init(db: Db, fetch: @escaping @Sendable (Db) throws -> Value, equal: (@Sendable (Value, Value) -> Bool)?,
@@ -202,12 +234,11 @@ private final class LiveQuery<Value: Sendable>: Sendable {
                 }
                 let ended = state.withLock { state in
                     state.registration = registration
+                    state.dirty = true   // the first fetch, made (and retried) as any other
+                    state.deliverFirst = initial
                     return state.ended
                 }
                 guard !ended else { return registration.cancel() }
-                let value = try fetch(db)
-                state.withLock { $0.last = value }
-                if initial { continuation.yield(value) }
                 pumpWhileDirty()
             } catch {
                 fail(error)
@@ -243,7 +274,11 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             do {
                 let value = try fetch(db)
                 let deliver = state.withLock { state -> Bool in
-                    defer { state.last = value }
+                    defer {
+                        state.last = value
+                        state.primed = true
+                    }
+                    guard state.primed else { return state.deliverFirst }
                     guard let equal, let last = state.last else { return true }
                     return !equal(last, value)
                 }
