@@ -25,8 +25,8 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
     private let onCommit: @Sendable (Set<String>?) -> Void
     /// For `readTables`, `resolve` and `watch`: a connection of the feed's own, so that they never
     /// join a transaction of the calling thread (a trigger installed there would roll back with it).
-    private let control = Mutex<Control>(Control())
-    private let listener = Mutex<Listener>(Listener())
+    private let control = Guarded<Control>(Control())
+    private let listener = Guarded<Listener>(Listener())
     /// Held while the listening connection opens, so that a second `watch` waits until it listens.
     private let starting = NSLock()
 

@@ -18,7 +18,7 @@ final class PostgresPool: EnginePool, @unchecked Sendable {   // mutable state i
     private let replicas: [PostgresReplica]
     /// The WAL position of this context's last commit on the primary (0: none yet): a read
     /// goes to a replica only once it has replayed that far.
-    private let lastWrite = Mutex<UInt64>(0)
+    private let lastWrite = Guarded<UInt64>(0)
     /// The replica the next read tries first (round robin).
     private let nextReplica = Atomic<Int>(0)
     /// The connection each thread holds, per pool.
@@ -355,7 +355,7 @@ final class PostgresReplica: Sendable {
         /// Skipped until then: it did not answer.
         var downUntil: ContinuousClock.Instant?
     }
-    private let health = Mutex(Health())
+    private let health = Guarded(Health())
     /// Seconds a replica that did not answer is left alone before it is asked again.
     static let retryAfter: Double = 1
     /// Seconds a known lag is trusted before the replica is asked again.

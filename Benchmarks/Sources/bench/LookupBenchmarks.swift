@@ -62,6 +62,20 @@ struct LookupBenchmarks {
                     return sum
                 }
             }
+            // The async hop: the same lookups, each a call of its own (no enclosing transaction),
+            // synchronous and awaited; the difference per lookup is what an await costs.
+            w.measure("dicrecord findById, each its own call") {
+                var sum = 0
+                for id in ids { sum &+= Person(record: try db.findById("people", id)!).checksum }
+                return sum
+            }
+            w.measure("dicrecord findById, each its own call, awaited") {
+                try blocking {
+                    var sum = 0
+                    for id in ids { sum &+= Person(record: try await db.findById("people", id)!).checksum }
+                    return sum
+                }
+            }
             w.measure("dicrecord findFirst(sql, id)") {
                 try db.transaction { db in
                     var sum = 0

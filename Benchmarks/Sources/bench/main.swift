@@ -12,7 +12,7 @@ import Foundation
 // package in ./Postgres (`bench-pg`).
 
 let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate",
-                 "concurrency", "read_during_write", "observe_insert", "observe_latency"]
+                 "concurrency", "read_during_write", "observe_insert", "observe_latency", "record_sharing"]
 
 let arguments = BenchArguments(program: "bench", workloads: workloads)
 let (quick, only, selected) = (arguments.quick, arguments.only, arguments.selected)
@@ -31,6 +31,7 @@ do {
     if selected("paginate") { try PaginateBenchmarks(bench: bench, fixtures: fixtures).run() }
     try ConcurrencyBenchmarks(bench: bench, config: config).run(selected)
     footer = try ObservationBenchmarks(bench: bench, config: config).run(selected)
+    if selected("record_sharing") { try SharingBenchmarks(bench: bench, config: config).run() }
 } catch {
     FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
     exit(1)

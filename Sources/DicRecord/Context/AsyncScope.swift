@@ -120,7 +120,7 @@ final class AsyncGate: Sendable {
         var held = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

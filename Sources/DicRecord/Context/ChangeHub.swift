@@ -37,7 +37,7 @@ extension ChangeEvent {
 /// from the engine's `EngineChangeFeed`, opened while anyone listens. Knows no query and no
 /// record: a registration is a region and a callback (`Db/Db+Observe.swift` runs the queries).
 final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe; the rest is immutable or under `state`
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     private let latency: Duration
 
     /// Opens a started engine context's change feed, reporting commits to the closure it is given.
@@ -389,10 +389,10 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
 
 /// Ends a registration with a `ChangeHub` (once; later calls do nothing).
 final class ChangeRegistration: Sendable {
-    private let end: Mutex<(@Sendable () -> Void)?>
+    private let end: Guarded<(@Sendable () -> Void)?>
 
     init(_ end: @escaping @Sendable () -> Void) {
-        self.end = Mutex(end)
+        self.end = Guarded(end)
     }
 
     func cancel() {

@@ -52,9 +52,15 @@ final class ConnectionPool: @unchecked Sendable {
         }
         let leases = ThreadLeases.current
         if leases.writers[id] != nil { return try body(writer) }
-        if let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) { return result }
-        try refuseInsideOnOpen(leases)
-        try acquireWriter()
+        if leases.mustNotWait {
+            // An async call on its caller's thread: the writer now, or the call moves to a pool thread.
+            guard AsyncScope.lease(for: id) == nil, tryAcquireWriter() else { throw WouldBlock() }
+            leases.mustNotWait = false
+        } else {
+            if let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) { return result }
+            try refuseInsideOnOpen(leases)
+            try acquireWriter()
+        }
         leases.writers[id] = writer
         defer {
             leases.writers[id] = nil
@@ -92,6 +98,19 @@ final class ConnectionPool: @unchecked Sendable {
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         let leases = ThreadLeases.current
         if let writer = leases.writers[id] { return try body(writer) }
+        if leases.mustNotWait {
+            // An async call on its caller's thread: an idle reader now, or the call moves to a pool thread.
+            guard writer == nil || AsyncScope.lease(for: id) == nil else { throw WouldBlock() }
+            guard maxReaders > 0 else { return try write(body) }
+            guard let reader = try acquireIdleReader(for: leases) else { throw WouldBlock() }
+            leases.mustNotWait = false
+            leases.readers[id] = reader
+            defer {
+                leases.readers[id] = nil
+                releaseReader(reader)
+            }
+            return try body(reader)
+        }
         // A lease on this pool holds its writer (a readonly pool has none, and so no lease).
         if let writer, let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) {
             return result
@@ -158,6 +177,25 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// True when the current thread holds this pool's writer.
     var isWriterHeldByCurrentThread: Bool { ThreadLeases.current.writers[id] != nil }
+
+    /// Takes the writer if it is free now.
+    private func tryAcquireWriter() -> Bool {
+        writerGate.lock()
+        defer { writerGate.unlock() }
+        guard !writerBusy, !isClosed else { return false }
+        writerBusy = true
+        return true
+    }
+
+    /// An idle reader, if one is there now (none is opened: that runs the onOpen hook).
+    private func acquireIdleReader(for leases: ThreadLeases) throws -> Connection? {
+        readerGate.lock()
+        defer { readerGate.unlock() }
+        if isClosed { throw closedError() }
+        guard let reader = idleReaders.popLast() else { return nil }
+        reader.heldBy = ObjectIdentifier(leases)
+        return reader
+    }
 
     private func acquireWriter() throws {
         writerGate.lock()

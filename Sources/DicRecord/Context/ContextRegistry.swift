@@ -19,7 +19,7 @@ final class ContextRegistry: Sendable {
         var exact: [String: DbContext] = [:]       // by name as started: lookups skip lowercasing
         var main: DbContext?
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     func add(_ context: DbContext) throws {
         let key = context.configName.lowercased()

@@ -40,8 +40,8 @@ public final class DbContext: Sendable {
     /// Live queries' registrations, the writer's change log (SQLite) or the engine's change feed.
     let changeHub: ChangeHub
     private let isMemory: Bool
-    private let running = Mutex<Running?>(nil)
-    private let schema = Mutex(SchemaDeclarations())
+    private let running = Guarded<Running?>(nil)
+    private let schema = Guarded(SchemaDeclarations())
 
     /// The declarations (models) and migrations registered with this context.
     private struct SchemaDeclarations {
@@ -322,6 +322,8 @@ public final class DbContext: Sendable {
     @inline(__always)
     func externalPool() throws -> (any EnginePool)? {
         guard isExternal else { return nil }
+        // An async call trying its caller's thread: a server round trip is a wait; it moves to a pool thread.
+        if ThreadLeases.current.mustNotWait { throw WouldBlock() }
         guard let external = running.withLock({ $0?.external }) else {
             throw DicRecordError(.notStarted, "config '\(configName)' is not started", configName: configName)
         }

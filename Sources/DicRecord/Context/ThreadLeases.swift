@@ -12,6 +12,10 @@ final class ThreadLeases {
     @exclusivity(unchecked) var cancellation: CancellationFlag?
     /// True on the threads of `BlockingPool`, where the async API runs its calls inline.
     @exclusivity(unchecked) var isPoolThread = false
+    /// While an async call runs on the caller's own thread (`BlockingPool.performForTask`): its
+    /// first connection must be free at once (else `WouldBlock`, and the call moves to a pool
+    /// thread); once it has one, the flag is cleared and nested calls behave as anywhere.
+    @exclusivity(unchecked) var mustNotWait = false
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 

@@ -9,8 +9,11 @@ import Foundation
 // throw `CancellationError`. What a transaction does is in Transactions.swift.
 extension Db {
     /// Runs `work` with this handle on a pool thread, inside the calling task's async transactions.
-    func runAsync<T>(_ work: (Db) throws -> T) async throws -> sending T {
-        try await BlockingPool.performForTask { try work(self) }
+    /// `tryHere`: the call runs on the task's own thread when its connection is free at once (see
+    /// `BlockingPool.performForTask`); every call here takes its connection before anything of it
+    /// runs, except `each`, whose callback may make calls that wait.
+    func runAsync<T>(tryHere: Bool = true, _ work: (Db) throws -> T) async throws -> sending T {
+        try await BlockingPool.performForTask(tryHere: tryHere) { try work(self) }
     }
 
     // MARK: Transactions
@@ -61,11 +64,11 @@ extension Db {
     }
     /// The async form of ``Db/each(_:_:body:)-95mp5``.
     public func each(_ sql: String, _ args: DatabaseArgument..., body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await runAsync { try $0.each(sql, arguments: .init(args), body: body) }
+        try await runAsync(tryHere: false) { try $0.each(sql, arguments: .init(args), body: body) }
     }
     /// The async form of ``Db/each(_:arguments:body:)-5hia9``.
     public func each(_ sql: String, arguments: StatementArguments, body: @escaping @Sendable (Record) throws -> Bool) async throws {
-        try await runAsync { try $0.each(sql, arguments: arguments, body: body) }
+        try await runAsync(tryHere: false) { try $0.each(sql, arguments: arguments, body: body) }
     }
     /// The async form of ``Db/query(_:_:as:)-8o94m``.
     public func query<T: Sendable>(_ sql: String, _ args: DatabaseArgument..., as type: T.Type) async throws -> [T?] {

@@ -109,7 +109,7 @@ extension Db {
         // Registered on the hub's threads, as live queries are: on PostgreSQL the first observation
         // of a table installs its trigger, which waits for a transaction of the caller's that wrote it.
         // The consumer may leave before the registration is made: then it is ended as soon as it is.
-        let held = Mutex<(registration: ChangeRegistration?, ended: Bool)>((nil, false))
+        let held = Guarded<(registration: ChangeRegistration?, ended: Bool)>((nil, false))
         continuation.onTermination = { _ in
             held.withLock { state -> ChangeRegistration? in
                 state.ended = true
@@ -188,7 +188,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
     private let fetch: @Sendable (Db) throws -> Value
     private let equal: (@Sendable (Value, Value) -> Bool)?
     private let continuation: AsyncThrowingStream<Value, any Error>.Continuation
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     private struct State {
         var registration: ChangeRegistration?
@@ -211,7 +211,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
     }
 
     /// The hub's fetch threads, once started.
-    private let hub = Mutex<ChangeHub?>(nil)
+    private let hub = Guarded<ChangeHub?>(nil)
 
     /// Runs on the context's live-query threads (`ChangeHub.run`), not Swift's cooperative pool:
     /// a fetch may wait for a connection, and a busy cooperative pool must not hold live queries

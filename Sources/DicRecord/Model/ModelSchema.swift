@@ -26,12 +26,12 @@ final class ModelSchema: Sendable {
     /// every database operation and by `start()`.
     let declarationError: DicRecordError?
 
-    private static let cache = Mutex<[ObjectIdentifier: ModelSchema]>([:])
+    private static let cache = Guarded<[ObjectIdentifier: ModelSchema]>([:])
 
     /// Key paths of this class's column properties seen so far, with their slots (-1 for JSON
     /// columns, which take the general path): a property read scans a few pointers instead of hashing.
     @usableFromInline let keySlots = Atomic<Unmanaged<KeySlots>>(Unmanaged.passRetained(KeySlots(keys: [], slots: [])))
-    private let keySlotHistory = Mutex<[KeySlots]>([])
+    private let keySlotHistory = Guarded<[KeySlots]>([])
 
     @usableFromInline
     final class KeySlots: Sendable {
@@ -145,7 +145,7 @@ final class ModelSchema: Sendable {
         lastInsert.withLock { $0 = (names, sql) }
         return sql
     }
-    private let lastInsert = Mutex<(names: [String], sql: String)?>(nil)
+    private let lastInsert = Guarded<(names: [String], sql: String)?>(nil)
 
     /// The FTS5 table that indexes the `searchColumns` of the model table `table`: the dao
     /// searches it, schema upkeep creates it and its triggers.
@@ -266,7 +266,7 @@ enum FieldResolver {
     /// An immutable table read without a lock; additions publish a new one and keep the old ones
     /// alive (`history`), so a reader never needs to retain what it loaded.
     private static let current = Atomic<Unmanaged<Table>>(Unmanaged.passRetained(Table([:])))
-    private static let history = Mutex<[Table]>([])
+    private static let history = Guarded<[Table]>([])
 
     static func entry(_ key: AnyKeyPath) -> Entry? {
         current.load(ordering: .acquiring).takeUnretainedValue().entries[ObjectIdentifier(key)]

@@ -9,7 +9,7 @@ final class ReadOrigin: Sendable {
     let sql: String?
     let configName: String?
     let reporter: ReadReporter
-    private let warned = Mutex<Set<String>>([])
+    private let warned = Guarded<Set<String>>([])
 
     init(sql: String?, configName: String?, reporter: ReadReporter) {
         self.sql = sql

@@ -39,7 +39,7 @@ public final class Record: Sendable {
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseLayout: RowLayout
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: RowValues
 
-    @usableFromInline let lock = Mutex<Void>(())
+    @usableFromInline let lock = RecordLock()
     /// What a written record needs beyond its fetched row: nil until the first write, so that a
     /// fetched record stays small and shares its layout. Guarded by `lock`.
     /// (Exclusivity is the lock's job here, so the runtime's dynamic exclusivity checks, which

@@ -112,7 +112,7 @@ final class RowLayout: Sendable {
         return made
     }
 
-    private let lastAppended = Mutex<(name: String, layout: RowLayout)?>(nil)
+    private let lastAppended = Guarded<(name: String, layout: RowLayout)?>(nil)
 
     /// A layout whose names the caller has packed (all ASCII) and checked.
     init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool,

@@ -84,7 +84,7 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     /// Where committed changes go; nil while nobody observes (then nothing is recorded). Boxed in
     /// a class: a closure read back out of a Mutex through a generic `inout` was re-wrapped in a
     /// reabstraction thunk and written back on every read, a chain that grew by one per commit.
-    private let listener = Mutex<Listener?>(nil)
+    private let listener = Guarded<Listener?>(nil)
 
     private final class Listener: Sendable {
         let call: @Sendable (ChangedRegion, ChangedRows) -> Void
