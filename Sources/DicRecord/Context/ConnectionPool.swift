@@ -52,15 +52,13 @@ final class ConnectionPool: @unchecked Sendable {
         }
         let leases = ThreadLeases.current
         if leases.writers[id] != nil { return try body(writer) }
-        if leases.mustNotWait {
-            // An async call on its caller's thread: the writer now, or the call moves to a pool thread.
-            guard AsyncScope.lease(for: id) == nil, tryAcquireWriter() else { throw WouldBlock() }
-            leases.mustNotWait = false
-        } else {
-            if let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) { return result }
-            try refuseInsideOnOpen(leases)
-            try acquireWriter()
-        }
+        // An async call trying its caller's thread: writes always move to a pool thread (SQLite's
+        // busy handler may sleep while another process holds the file, and a cooperative thread
+        // must not).
+        if leases.mustNotWait { throw WouldBlock() }
+        if let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) { return result }
+        try refuseInsideOnOpen(leases)
+        try acquireWriter()
         leases.writers[id] = writer
         defer {
             leases.writers[id] = nil
@@ -100,8 +98,7 @@ final class ConnectionPool: @unchecked Sendable {
         if let writer = leases.writers[id] { return try body(writer) }
         if leases.mustNotWait {
             // An async call on its caller's thread: an idle reader now, or the call moves to a pool thread.
-            guard writer == nil || AsyncScope.lease(for: id) == nil else { throw WouldBlock() }
-            guard maxReaders > 0 else { return try write(body) }
+            guard writer == nil || AsyncScope.lease(for: id) == nil, maxReaders > 0 else { throw WouldBlock() }
             guard let reader = try acquireIdleReader(for: leases) else { throw WouldBlock() }
             leases.mustNotWait = false
             leases.readers[id] = reader
@@ -177,15 +174,6 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// True when the current thread holds this pool's writer.
     var isWriterHeldByCurrentThread: Bool { ThreadLeases.current.writers[id] != nil }
-
-    /// Takes the writer if it is free now.
-    private func tryAcquireWriter() -> Bool {
-        writerGate.lock()
-        defer { writerGate.unlock() }
-        guard !writerBusy, !isClosed else { return false }
-        writerBusy = true
-        return true
-    }
 
     /// An idle reader, if one is there now (none is opened: that runs the onOpen hook).
     private func acquireIdleReader(for leases: ThreadLeases) throws -> Connection? {

@@ -22,16 +22,17 @@ extension BlockingPool {
     /// is cancelled.
     ///
     /// `tryHere`: first try on the task's own thread, without a hop (two thread switches, about
-    /// 20 µs): when the call's connection is free at once it runs right there; when it would have
-    /// to wait (the writer or every reader busy, an async transaction to join, a server to reach)
-    /// it throws `WouldBlock` before running anything, and hops. Only for work whose first
-    /// connection is taken before anything of it runs (no user callback, no hook before it), so
-    /// that moving it runs nothing twice.
+    /// 20 µs): a read whose reader is free at once runs right there; anything that would wait (a
+    /// write, every reader busy, an async transaction to join, a server to reach) throws
+    /// `WouldBlock` before running anything, and hops. Only for work whose first connection is
+    /// taken before anything of it runs and that makes no call that waits after it (no user
+    /// closure, no hook), so that moving it runs nothing twice and nothing waits here. Not when
+    /// the task prefers an executor of its own (a NIO event loop): its threads are not ours to use.
     static func performForTask<T>(tryHere: Bool = false, _ work: () throws -> T) async throws -> sending T {
         try Task.checkCancellation()
         let leases = ThreadLeases.current
         if leases.isPoolThread { return try await inline(work) }
-        if tryHere {
+        if tryHere, withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor == nil }) {
             do {
                 return try await inline {
                     // Set and cleared with no suspension between: the flag never leaks to another task.

@@ -9,9 +9,9 @@ import Foundation
 // throw `CancellationError`. What a transaction does is in Transactions.swift.
 extension Db {
     /// Runs `work` with this handle on a pool thread, inside the calling task's async transactions.
-    /// `tryHere`: the call runs on the task's own thread when its connection is free at once (see
+    /// `tryHere`: a read runs on the task's own thread when a reader is free at once (see
     /// `BlockingPool.performForTask`); every call here takes its connection before anything of it
-    /// runs, except `each`, whose callback may make calls that wait.
+    /// runs. Not for `each` and `execute`, whose closures may make calls that wait.
     func runAsync<T>(tryHere: Bool = true, _ work: (Db) throws -> T) async throws -> sending T {
         try await BlockingPool.performForTask(tryHere: tryHere) { try work(self) }
     }
@@ -29,7 +29,7 @@ extension Db {
     }
     /// The async form of ``Db/execute(_:)-8s0xw``: `body` runs on a pool thread, in the task's transaction if any.
     public func execute<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await runAsync { try $0.execute(body) }
+        try await runAsync(tryHere: false) { try $0.execute(body) }
     }
 
     // MARK: Twins of Db+API.swift

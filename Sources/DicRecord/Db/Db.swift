@@ -123,11 +123,20 @@ public struct Db: Sendable {
             // only reads runs; a typo gets SQLite's own syntax error, not "readonly").
             let pool = try context().sqlitePool()
             guard try context().options.readonly else { return try pool.write(body) }
-            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
+            return try Self.asking(pool, sql) ? try pool.read(body) : try pool.write(body)
         case .ask:
             let pool = try context().sqlitePool()
-            return try pool.read { try $0.isReadOnly(sql) } ? try pool.read(body) : try pool.write(body)
+            return try Self.asking(pool, sql) ? try pool.read(body) : try pool.write(body)
         }
+    }
+
+    /// Whether SQLite says `sql` only reads, asked on a reader. The question runs nothing, so an
+    /// async call trying its caller's thread still must not wait for the call that follows it.
+    private static func asking(_ pool: ConnectionPool, _ sql: String) throws -> Bool {
+        let leases = ThreadLeases.current
+        let mustNotWait = leases.mustNotWait
+        defer { leases.mustNotWait = mustNotWait }
+        return try pool.read { try $0.isReadOnly(sql) }
     }
 
     // MARK: Implementations shared by the public overloads

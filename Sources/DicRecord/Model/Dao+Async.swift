@@ -9,7 +9,7 @@ import Foundation
 extension Dao {
     /// Runs `work` with this dao on a pool thread for the calling task.
     func runAsync<T>(_ work: @escaping @Sendable (Dao<M>) throws -> T) async throws -> sending T {
-        try await BlockingPool.performForTask(tryHere: true) { [self] in try work(self) }
+        try await BlockingPool.performForTask { [self] in try work(self) }
     }
 
     // MARK: Finding

@@ -40,8 +40,13 @@ struct RecordLock: ~Copyable, Sendable {
                 return
             }
             attempts += 1
-            // A short spin for a holder on another core; then the holder may be off its core: give it ours.
-            if attempts > 100 { sched_yield() }
+            // A short spin for a holder on another core; then the holder may be off its core: give
+            // it ours; past that (a CPU quota, a real-time thread), sleep a little between looks.
+            if attempts > 10_000 {
+                usleep(50)
+            } else if attempts > 100 {
+                sched_yield()
+            }
         }
     }
     #else

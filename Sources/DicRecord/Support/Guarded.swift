@@ -20,7 +20,12 @@ package struct Guarded<Value>: ~Copyable, @unchecked Sendable {   // the value i
             self.value = value
             mutex = .allocate(capacity: 1)
             mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
+            // Error-checking: a thread taking it again fails loudly (below), as Mutex traps.
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+            pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
         }
 
         deinit {
@@ -36,7 +41,7 @@ package struct Guarded<Value>: ~Copyable, @unchecked Sendable {   // the value i
     }
 
     package borrowing func withLock<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result {
-        pthread_mutex_lock(box.mutex)
+        precondition(pthread_mutex_lock(box.mutex) == 0, "Guarded: a lock taken again by the thread that holds it")
         defer { pthread_mutex_unlock(box.mutex) }
         return try body(&box.value)
     }
