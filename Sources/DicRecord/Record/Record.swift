@@ -143,7 +143,7 @@ public final class Record: Sendable {
     /// let r = try Record(["name": "Jack", "age": 40])
     /// ```
     public convenience init(_ columns: KeyValuePairs<String, Any?>) throws {
-        try self.init(pairs: columns.map { ($0.key, $0.value) }, registry: .shared)
+        try self.init(pairs: columns, count: columns.count, registry: .shared)
     }
 
     /// A record with the columns of `dictionary` (in no particular order).
@@ -152,18 +152,21 @@ public final class Record: Sendable {
     /// let r = try Record(dictionary: ["name": "Jack", "age": 14])
     /// ```
     public convenience init(dictionary: [String: Any?]) throws {
-        try self.init(pairs: dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, registry: .shared)
+        try self.init(pairs: dictionary.sorted { $0.key < $1.key }, count: dictionary.count, registry: .shared)
     }
 
-    convenience init(pairs: [(String, Any?)], registry: Converters) throws {
+    /// (Generic over the pairs' sequence: a record literal's `KeyValuePairs` is read where it is,
+    /// not copied into an array of tuples first.)
+    @inline(__always)
+    convenience init<Pairs: Sequence>(pairs: Pairs, count: Int, registry: Converters) throws where Pairs.Element == (key: String, value: Any?) {
         var names: [String] = []
         var packed: [PackedName?] = []
         var values = ContiguousArray<DatabaseValue>()
         var cells = ContiguousArray<Cell>()
-        names.reserveCapacity(pairs.count)
-        packed.reserveCapacity(pairs.count)
-        values.reserveCapacity(pairs.count)
-        cells.reserveCapacity(pairs.count)
+        names.reserveCapacity(count)
+        packed.reserveCapacity(count)
+        values.reserveCapacity(count)
+        cells.reserveCapacity(count)
         for (name, value) in pairs {
             let encoded: DatabaseValue
             do {
