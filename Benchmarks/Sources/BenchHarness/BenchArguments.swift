@@ -4,6 +4,8 @@ import Foundation
 /// usage and exits 0 for -h, exits 2 on an unknown argument.
 public struct BenchArguments {
     public let quick: Bool
+    /// `--scaling`: the program's scaling run instead of its workloads (where it has one).
+    public let scaling: Bool
     /// Implementations to run (names containing one of these), nil for all.
     public let only: [String]?
     /// The workloads named; none means all.
@@ -11,6 +13,7 @@ public struct BenchArguments {
 
     public init(program: String, workloads: [String], arguments: [String] = Array(CommandLine.arguments.dropFirst())) {
         var quick = false
+        var scaling = false
         var only: [String]?
         var chosen: [String] = []
         var rest = arguments[...]
@@ -18,10 +21,12 @@ public struct BenchArguments {
             switch argument {
             case "--quick":
                 quick = true
+            case "--scaling":
+                scaling = true
             case "--only":
                 only = rest.popFirst().map { $0.split(separator: ",").map(String.init) }
             case "-h", "--help":
-                print("usage: \(program) [workload…] [--quick] [--only TEXT[,TEXT…]]\nworkloads: \(workloads.joined(separator: " "))")
+                print("usage: \(program) [workload…] [--quick] [--only TEXT[,TEXT…]] [--scaling]\nworkloads: \(workloads.joined(separator: " "))")
                 exit(0)
             case _ where workloads.contains(argument):
                 chosen.append(argument)
@@ -31,6 +36,7 @@ public struct BenchArguments {
             }
         }
         self.quick = quick
+        self.scaling = scaling
         self.only = only
         self.chosen = chosen
     }

@@ -18,6 +18,24 @@ let arguments = BenchArguments(program: "bench", workloads: workloads)
 let (quick, only, selected) = (arguments.quick, arguments.only, arguments.selected)
 
 let config = BenchConfig(quick: quick)
+
+// --scaling: cost against table size (ScalingBenchmarks.swift), written to scaling.csv and scaling.svg.
+if arguments.scaling {
+    do {
+        try FileManager.default.createDirectory(at: config.directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: config.directory) }
+        let points = try ScalingBenchmarks(config: config).run()
+        try ScalingBenchmarks.csv(points).write(toFile: "scaling.csv", atomically: true, encoding: .utf8)
+        let title = "DicRecord scaling, \(ISO8601DateFormatter().string(from: Date())), SQLite \(config.sqliteVersion), release build"
+        try ScalingBenchmarks.svg(points, title: title).write(toFile: "scaling.svg", atomically: true, encoding: .utf8)
+        print(ScalingBenchmarks.csv(points), terminator: "")
+        print("wrote scaling.csv and scaling.svg")
+    } catch {
+        FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 let bench = Bench(quick: quick, only: only)
 let clock = ContinuousClock()
 let start = clock.now

@@ -15,6 +15,10 @@ import Foundation
 let workloads = ["pg_fetch", "pg_lookup", "pg_insert", "pg_paginate", "pg_keyset", "pg_replica"]
 
 let arguments = BenchArguments(program: "bench-pg", workloads: workloads)
+if arguments.scaling {
+    FileHandle.standardError.write(Data("bench-pg: --scaling is the SQLite benchmark's (bench --scaling)\n".utf8))
+    exit(2)
+}
 let (quick, only, selected) = (arguments.quick, arguments.only, arguments.selected)
 let environment = ProcessInfo.processInfo.environment
 guard let serverURL = environment["DICRECORD_POSTGRES_URL"], !serverURL.isEmpty else {
