@@ -27,6 +27,13 @@ public struct ChecksumMismatch: Error, CustomStringConvertible {
     let implementation: String
     let checksum: Int
 
+    public init(workload: String, reference: (implementation: String, checksum: Int), implementation: String, checksum: Int) {
+        self.workload = workload
+        self.reference = reference
+        self.implementation = implementation
+        self.checksum = checksum
+    }
+
     public var description: String {
         "checksum mismatch in \(workload): \(reference.implementation) = \(reference.checksum), \(implementation) = \(checksum)"
     }

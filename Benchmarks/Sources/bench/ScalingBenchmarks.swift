@@ -7,7 +7,7 @@ import GRDB
 /// `bench --scaling`: how cost grows with the table. A table `grid` of N rows × 10 INTEGER
 /// columns (`id` the rowid) at N = 1k, 10k, 100k, 1M, and 10M for `each` and keyset paging; raw
 /// C, GRDB and DicRecord on:
-/// - fetch: every row into memory, every value read (raw: into an array of structs);
+/// - fetch: every row into memory, every value read (raw: into an array of `[Int]`);
 /// - each: every row streamed, every value read;
 /// - insert: N rows in one transaction (a new file);
 /// - lookup: min(N, 100,000) point lookups by id, in one transaction;
@@ -37,20 +37,30 @@ struct ScalingBenchmarks {
         let sizes = config.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000]
         let huge = config.quick ? 100_000 : 10_000_000
         var points: [Point] = []
+        /// The first implementation's checksum per workload and size: the others must agree.
+        var reference: [String: (String, Int)] = [:]
+        /// `finish`, when given, runs after the clock stops (closing what the body wrote to) and
+        /// gives the checksum in place of the body's result.
         func measure(_ workload: String, _ implementation: String, rows: Int, units: Int, setUp: () throws -> Void = {},
-                     _ body: () throws -> Int) throws {
+                     finish: (() throws -> Int)? = nil, _ body: () throws -> Int) throws {
             var best = Double.infinity, peak = 0.0, checksum: Int?
             for _ in 0..<(rows <= 100_000 ? 3 : 1) {
                 try setUp()
                 _ = MemoryMeter.resetPeak()
                 let start = ContinuousClock.now
-                let sum = try body()
+                var sum = try body()
                 let elapsed = ContinuousClock.now - start
+                if let finish { sum = try finish() }
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                 best = min(best, seconds)
                 peak = max(peak, Double(MemoryMeter.peakBytes() ?? 0) / 1_048_576)
                 checksum = sum
             }
+            let key = "\(workload) \(rows)"
+            if let (first, expected) = reference[key], expected != checksum {
+                throw ChecksumMismatch(workload: key, reference: (first, expected), implementation: implementation, checksum: checksum ?? 0)
+            }
+            if reference[key] == nil { reference[key] = (implementation, checksum ?? 0) }
             points.append(Point(workload: workload, implementation: implementation, rows: rows, units: units, seconds: best, peakMiB: peak))
             config.log("scaling \(workload) \(implementation) \(rows): \(String(format: "%.4f", best)) s, checksum \(checksum ?? 0)")
         }
@@ -151,36 +161,47 @@ struct ScalingBenchmarks {
                     return page.totalRow &+ Self.sum(page.list)
                 }
             }
-            // insert: N rows into a new file, one transaction.
+            // insert: N rows into a new file, one transaction; opening and closing are not timed.
             let insertPath = config.path("scaling-insert.sqlite")
-            let fresh = { () throws -> Void in
+            func fresh() throws {
                 for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: insertPath + suffix) }
-                let made = try RawDatabase(path: insertPath)
-                try made.execute(Self.schema)
+                try RawDatabase(path: insertPath).execute(Self.schema)
             }
-            try measure("insert", "raw", rows: rows, units: rows, setUp: fresh) {
-                let target = try RawDatabase(path: insertPath)
-                try Self.fill(target, rows: rows)
+            /// The checksum of what an insert wrote: the sum of every value.
+            func written() throws -> Int {
+                let check = try RawDatabase(path: insertPath)
+                return try Self.rawSum(check, "SELECT * FROM grid")
+            }
+            var rawTarget: RawDatabase?
+            try measure("insert", "raw", rows: rows, units: rows, setUp: { try fresh(); rawTarget = try RawDatabase(path: insertPath) },
+                        finish: { rawTarget = nil; return try written() }) {
+                try Self.fill(rawTarget!, rows: rows)
                 return rows
             }
-            let arguments = (1...rows).map { n in StatementArguments(Array(repeating: n, count: 10)) }
-            try measure("insert", "grdb", rows: rows, units: rows, setUp: fresh) {
-                let target = try DatabaseQueue(path: insertPath)
-                try target.write { db in
-                    let statement = try db.cachedStatement(sql: Self.insertSQL)
-                    for row in arguments {
-                        statement.setUncheckedArguments(row)
-                        try statement.execute()
+            do {
+                let arguments = (1...rows).map { n in GRDB.StatementArguments(Array(repeating: n, count: 10)) }
+                var queue: DatabaseQueue?
+                try measure("insert", "grdb", rows: rows, units: rows, setUp: { try fresh(); queue = try DatabaseQueue(path: insertPath) },
+                            finish: { queue = nil; return try written() }) {
+                    try queue!.write { db in
+                        let statement = try db.cachedStatement(sql: Self.insertSQL)
+                        for row in arguments {
+                            statement.setUncheckedArguments(row)
+                            try statement.execute()
+                        }
                     }
+                    return rows
                 }
-                return rows
             }
-            let values: [[DatabaseArgument]] = (1...rows).map { Array(repeating: $0, count: 10) }
-            try measure("insert", "dicrecord", rows: rows, units: rows, setUp: fresh) {
-                let target = try Fixtures.startContext("scaling_insert", path: insertPath)
-                defer { target.stop() }
-                _ = try Db.use("scaling_insert").batch(Self.insertSQL, values)
-                return rows
+            do {
+                let values: [[DatabaseArgument]] = (1...rows).map { Array(repeating: $0, count: 10) }
+                var target: DbContext?
+                try measure("insert", "dicrecord", rows: rows, units: rows,
+                            setUp: { try fresh(); target = try Fixtures.startContext("scaling_insert", path: insertPath) },
+                            finish: { target?.stop(); target = nil; return try written() }) {
+                    _ = try Db.use("scaling_insert").batch(Self.insertSQL, values)
+                    return rows
+                }
             }
         }
         return points
