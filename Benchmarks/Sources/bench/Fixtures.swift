@@ -138,8 +138,14 @@ final class Fixtures {
         try? FileManager.default.removeItem(atPath: path)
         let db = try RawDatabase(path: path)
         try db.execute(itemsSchema)
+        try fillTenIntegers(db, insert: itemsInsert, rows: rows)
+    }
+
+    /// Runs `insert` (10 placeholders) for n = 1...rows with n bound to every column, with raw C in
+    /// one transaction (the items fixture, the raw insert of `bench --scaling`).
+    static func fillTenIntegers(_ db: RawDatabase, insert: String, rows: Int) throws {
         try db.execute("BEGIN")
-        let statement = try db.prepare(itemsInsert)
+        let statement = try db.prepare(insert)
         defer { sqlite3_finalize(statement) }
         for n in 1...rows {
             sqlite3_reset(statement)

@@ -216,15 +216,7 @@ struct ScalingBenchmarks {
 
     /// N rows in one transaction: row n holds n in every column.
     static func fill(_ db: RawDatabase, rows: Int) throws {
-        try db.execute("BEGIN")
-        let statement = try db.prepare(insertSQL)
-        defer { sqlite3_finalize(statement) }
-        for n in 1...rows {
-            sqlite3_reset(statement)
-            for column in 1...Int32(10) { sqlite3_bind_int64(statement, column, Int64(n)) }
-            guard sqlite3_step(statement) == SQLITE_DONE else { throw db.error(sqlite3_errcode(db.handle)) }
-        }
-        try db.execute("COMMIT")
+        try Fixtures.fillTenIntegers(db, insert: insertSQL, rows: rows)
     }
 
     /// The sum of every value of `records` (the checksum raw's `rawSum` computes).
