@@ -138,13 +138,12 @@ import Testing
                 try connection.withStatement("select * from t order by id", .none) { statement -> Void in
                     let hasRow = try connection.step(statement, .none)
                     #expect(hasRow)
-                    let layout = statement.rowLayout(connection)
                     // Blocks hold 8, 16, 32, ... rows: row 1,000 is inside the block of 512.
                     #expect(throws: Stop.self) {
-                        _ = try statement.records(layout: layout, arguments: .none, connection: connection) {
+                        _ = try statement.rows(arguments: .none, connection: connection, check: {
                             seen += 1
                             if seen == 1_000 { throw Stop() }
-                        }
+                        }) { $0 }
                     }
                 }
             }

@@ -153,13 +153,31 @@ public struct Db: Sendable {
                     // The layout is taken after the first step: SQLite re-prepares there after a schema change.
                     let layout = statement.rowLayout(connection)
                     let cancellation = ThreadLeases.current.cancellation
-                    return try statement.records(layout: layout, arguments: arguments, connection: connection) {
-                        try cancellation?.check()
+                    return try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) {
+                        Record(layout: layout, values: $0)
                     }
                 }
             }
         } catch let redirect as EngineRedirect {
             return try engineFind(redirect.context, sql, arguments, limit: nil)
+        }
+    }
+
+    /// `findRecords` without the records: the rows in compact blocks and the layout they share
+    /// (what a dao makes its models of).
+    func findRows(_ sql: String, _ arguments: Arguments) throws -> FetchedRows {
+        do {
+            return try querying(sql) { connection in
+                try connection.withStatement(sql, arguments) { statement in
+                    guard try connection.step(statement, arguments) else { return FetchedRows(layout: nil, rows: []) }
+                    let layout = statement.rowLayout(connection)
+                    let cancellation = ThreadLeases.current.cancellation
+                    let rows = try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) { $0 }
+                    return FetchedRows(layout: layout, rows: rows)
+                }
+            }
+        } catch let redirect as EngineRedirect {
+            return try engineFindRows(redirect.context, sql, arguments, limit: nil)
         }
     }
 

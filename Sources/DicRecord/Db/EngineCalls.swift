@@ -5,14 +5,26 @@ extension Db {
     /// The rows of a query as records (at most `limit`).
     @inline(never)
     func engineFind(_ context: DbContext, _ sql: String, _ arguments: Arguments, limit: Int?) throws -> [Record] {
+        let found = try engineFindRows(context, sql, arguments, limit: limit)
+        guard let layout = found.layout else { return [] }
+        return found.rows.map { Record(layout: layout, values: $0) }
+    }
+
+    /// The rows of a query in compact blocks, with their layout (at most `limit`).
+    @inline(never)
+    func engineFindRows(_ context: DbContext, _ sql: String, _ arguments: Arguments, limit: Int?) throws -> FetchedRows {
         let engine = try context.externalPool()!
-        var builder: RecordBlockBuilder?
+        var builder: RowBlockBuilder?
+        var shared: RowLayout?
         try engineRows(engine, context, sql, arguments) { layout, values in
-            if builder == nil { builder = RecordBlockBuilder(layout: layout) }
+            if builder == nil {
+                builder = RowBlockBuilder(columns: layout.names.count)
+                shared = layout
+            }
             builder!.append(values)
             return limit.map { builder!.count < $0 } ?? true
         }
-        return builder?.finish() ?? []
+        return FetchedRows(layout: shared, rows: builder?.finish() ?? [])
     }
 
     @inline(never)

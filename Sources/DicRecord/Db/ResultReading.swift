@@ -32,17 +32,19 @@ extension Statement {
         return row
     }
 
-    /// The current row and every remaining one, as records sharing compact blocks. The caller
-    /// has stepped to the first row; `check` runs before each row (cancellation).
-    func records(layout: RowLayout, arguments: Arguments, connection: Connection,
-                 check: () throws -> Void) throws -> [Record] {
-        var records: [Record] = []
+    /// The current row and every remaining one, as windows on compact blocks, each made into
+    /// an element by `make` (a record for `find`, the row itself for a dao). The caller has
+    /// stepped to the first row; `check` runs before each row (cancellation).
+    @inline(__always)
+    func rows<Element>(arguments: Arguments, connection: Connection, check: () throws -> Void,
+                       make: (RowValues) -> Element) throws -> [Element] {
+        var records: [Element] = []
         let columns = Int(columnCount)
         guard columns > 0 else {
-            // Rows without columns: nothing to store, one empty record per row.
+            // Rows without columns: nothing to store, one empty row per row.
             repeat {
                 try check()
-                records.append(Record(layout: layout, values: RowValues([])))
+                records.append(make(RowValues([])))
             } while try connection.step(self, arguments)
             return records
         }
@@ -104,7 +106,7 @@ extension Statement {
             objectsPerRow = (objects.count + rows - 1) / rows
             let storage = RowStorage(tags: tags, payloads: payloads, objects: objects, invalidTexts: invalidTexts)
             for row in 0..<rows {
-                records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
+                records.append(make(RowValues(storage: storage, start: row * columns, count: columns)))
             }
             // A block that ended on its text and blob bytes sets the size of the next (large
             // values: fewer rows per block, no payload room left unused); others double.
@@ -114,11 +116,10 @@ extension Statement {
     }
 }
 
-/// Records of another engine's result in compact blocks, as `Statement.records` makes them for
+/// Rows of another engine's result in compact blocks, as `Statement.rows` makes them for
 /// SQLite: the engine hands over one row of values at a time (which this does not keep), and
-/// the records of a block share one `RowStorage`.
-struct RecordBlockBuilder {
-    private let layout: RowLayout
+/// the rows of a block share one `RowStorage`.
+struct RowBlockBuilder {
     private let columns: Int
     private let maxRows: Int
     private var rowsPerBlock: Int
@@ -127,22 +128,21 @@ struct RecordBlockBuilder {
     private var tags = ContiguousArray<RowStorage.Tag>()
     private var payloads = ContiguousArray<UInt64>()
     private var objects = ContiguousArray<DatabaseValue>()
-    private(set) var records: [Record] = []
+    private(set) var finished: [RowValues] = []
 
-    init(layout: RowLayout) {
-        self.layout = layout
-        columns = layout.names.count
+    init(columns: Int) {
+        self.columns = columns
         maxRows = max(1, RowStorage.blockValues / max(1, columns))
         rowsPerBlock = min(8, maxRows)
         reserve()
     }
 
-    var count: Int { records.count + rows }
+    var count: Int { finished.count + rows }
 
     mutating func append(_ values: [DatabaseValue]) {
         assert(values.count == columns, "a row of \(values.count) values for \(columns) columns")
         guard columns > 0 else {
-            records.append(Record(layout: layout, values: RowValues([])))
+            finished.append(RowValues([]))
             return
         }
         for value in values {
@@ -172,18 +172,18 @@ struct RecordBlockBuilder {
         if rows == rowsPerBlock || objectBytes > RowStorage.blockObjectBytes { flush() }
     }
 
-    /// The records of every row appended.
-    mutating func finish() -> [Record] {
+    /// Every row appended.
+    mutating func finish() -> [RowValues] {
         if rows > 0 { flush(last: true) }
-        return records
+        return finished
     }
 
     private mutating func flush(last: Bool = false) {
         let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
         for row in 0..<rows {
-            records.append(Record(layout: layout, values: RowValues(storage: storage, start: row * columns, count: columns)))
+            finished.append(RowValues(storage: storage, start: row * columns, count: columns))
         }
-        // As in `Statement.records`: a block that ended on its bytes sets the next one's size, others double.
+        // As in `Statement.rows`: a block that ended on its bytes sets the next one's size, others double.
         rowsPerBlock = rows < rowsPerBlock ? rows : min(rowsPerBlock * 2, maxRows)
         guard !last else { return }
         let objectsPerRow = (objects.count + rows - 1) / rows

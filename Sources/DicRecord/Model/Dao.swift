@@ -277,7 +277,7 @@ public struct Dao<M: Model>: Sendable {
 
     func findModels(_ sql: String, _ arguments: Arguments) throws -> [M] {
         let (db, schema) = try target()
-        return try models(try db.findRecords(sql, arguments), schema: schema)
+        return try models(try db.findRows(sql, arguments), schema: schema)
     }
 
     func findFirstModel(_ sql: String, _ arguments: Arguments) throws -> M? {
@@ -291,6 +291,21 @@ public struct Dao<M: Model>: Sendable {
         let map = schema.positions(in: first.baseLayout)
         try schema.checkStoredValues(of: records, map: map)
         return records.map { build($0, schema: schema, map: map) }
+    }
+
+    /// Models reading the fetched rows in place (no record each until one is needed).
+    func models(_ fetched: FetchedRows, schema: ModelSchema) throws -> [M] {
+        guard let layout = fetched.layout else { return [] }
+        let map = schema.positions(in: layout)
+        try schema.checkStoredValues(of: fetched.rows, map: map)
+        let configName = configName
+        return fetched.rows.map { row in
+            let model = ModelFactory.make(M.self, row: row, map: map)
+            model.schemaCache = schema
+            if let configName { model.boundConfig = configName }
+            model.didLoad()
+            return model
+        }
     }
 
     /// The model over a fetched row, after checking that every declared column's stored value

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A typed active record (PSModel): declared columns over the same lazily converting storage as
 /// ``Record``, a ``Dao`` of finders, a table created and kept up to date from the declarations.
@@ -22,9 +23,17 @@ import Foundation
 /// and rebuild it there with ``init(record:)``, or pass its `id` and find it again; or transfer
 /// it with `sending`. A `Dao` is `Sendable` and may be used from any task.
 open class Model: CustomStringConvertible {
-    /// The row: the same lazily converting storage a ``Record`` is.
-    @usableFromInline @exclusivity(unchecked) final var storage: Record
-    /// Positions of the declared columns in `storage`'s fetched layout (set by the dao).
+    // A model is used by one thread at a time (it is not Sendable, and the compiler holds
+    // callers to that), so the runtime's dynamic exclusivity checks on its fields, which cost
+    // as much as a column read, are off. `ModelConcurrencyTests` runs models on many threads,
+    // under ThreadSanitizer in .ci/run, and fails if the library itself shares one.
+
+    /// The row as a ``Record``, made on first need: a model the dao fetched reads its row's
+    /// values in place (`fetchedRow`) until something asks for the record or writes a column.
+    @usableFromInline @exclusivity(unchecked) final var recordIfMade: Record?
+    /// The fetched row, while no record is made; `layoutMap` is set with it.
+    @usableFromInline @exclusivity(unchecked) final var fetchedRow: RowValues?
+    /// Positions of the declared columns in the fetched layout (set by the dao).
     @usableFromInline @exclusivity(unchecked) final var layoutMap: LayoutMap?
     @usableFromInline @exclusivity(unchecked) final var schemaCache: ModelSchema?
     /// The config chosen by `use(_:)` or by the dao this model was found through.
@@ -40,11 +49,31 @@ open class Model: CustomStringConvertible {
     /// let s = Student(); s.name = "张三"; s.age = 20
     /// try s.save()
     /// ```
-    public required init() {
-        // A new model with the implicit key starts with an empty `id`, so that saving it fills
-        // the column in place rather than growing the row.
-        storage = ModelFactory.takeRecord(for: Self.self)
-            ?? (Self.primaryKey == "id" ? Record(layout: RowLayout.idOnly, values: RowValues([.null])) : Record())
+    public required init() {}
+
+    /// The row: the same lazily converting storage a ``Record`` is (made on first use).
+    @usableFromInline final var storage: Record {
+        get { recordIfMade ?? makeRecord() }
+        set {
+            recordIfMade = newValue
+            fetchedRow = nil
+        }
+    }
+
+    /// The record over the fetched row (sharing its values), or a new model's empty one.
+    @usableFromInline @inline(never)
+    final func makeRecord() -> Record {
+        let made: Record
+        if let row = fetchedRow, let map = layoutMap {
+            made = Record(layout: map.layout, values: row)
+        } else {
+            // A new model with the implicit key starts with an empty `id`, so that saving it
+            // fills the column in place rather than growing the row.
+            made = type(of: self).primaryKey == "id" ? Record(layout: RowLayout.idOnly, values: RowValues([.null])) : Record()
+        }
+        recordIfMade = made
+        fetchedRow = nil
+        return made
     }
 
     /// A model from a JSON object; every column it holds counts as modified.
@@ -318,9 +347,23 @@ extension ModelType {
     /// Reads a declared column (what `@Column` properties call).
     @inlinable
     func readColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
-        // A model the dao fetched and nobody wrote: the fetch's layout map gives the position
-        // and the common types decode inline.
-        if let map = layoutMap, storage.fastPathAllowed {
+        // A model the dao fetched, still reading its row in place: the fetch's layout map gives
+        // the position and the common types decode inline, with no record and no lock. (The
+        // converters are asked first: with no call between loading the row and taking its
+        // value, neither is retained. A registry replacing a built-in conversion reads generally.)
+        if !Converters.anyReplacesFastPathType.load(ordering: .relaxed), let read = fetchedValue(ObjectIdentifier(key)) {
+            switch read {
+            case .value(let stored):
+                if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
+                    return value ?? self[keyPath: key].initialValue
+                }
+            case .absent:
+                return self[keyPath: key].initialValue
+            case .miss:
+                break
+            }
+        } else if let map = layoutMap, let storage = recordIfMade, storage.fastPathAllowed {
+            // A fetched model whose record was made and nobody wrote.
             switch map.storedValue(ObjectIdentifier(key), in: storage) {
             case .value(let stored):
                 if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
@@ -338,7 +381,7 @@ extension ModelType {
     @usableFromInline
     func readColumnGenerally<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
         guard let column = columnInfo(key) else { return self[keyPath: key].initialValue }
-        if !column.isJSON, storage.fastPathAllowed {
+        if !column.isJSON, fastPathAllowed {
             guard let stored = storedValue(of: column) else { return self[keyPath: key].initialValue }
             if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
                 return value ?? self[keyPath: key].initialValue
@@ -367,10 +410,40 @@ extension ModelType {
 }
 
 extension Model {
+    /// The stored value of the column property `key` in the fetched row, when the model still
+    /// reads it in place; nil otherwise.
+    /// The row's storage and the map are used without being retained (4 atomic operations, a
+    /// fifth of a read): this model holds both for the whole call, and a model is used by one
+    /// thread at a time, so nothing can release them before the value is copied out.
+    @inlinable @inline(__always)
+    final func fetchedValue(_ key: ObjectIdentifier) -> MapRead? {
+        guard let map = layoutMap.map(Unmanaged.passUnretained), let row = fetchedRow else { return nil }
+        return map._withUnsafeGuaranteedRef { map in
+            guard let slot = map.schema.slot(for: key), slot >= 0 else { return .miss }
+            let position = map.positions[slot]
+            guard position >= 0 else { return .absent }
+            return Unmanaged.passUnretained(row.storage)._withUnsafeGuaranteedRef { storage in
+                precondition(position < row.count, "column index out of range")
+                return .value(storage.value(at: Int(row.start) &+ position))
+            }
+        }
+    }
+
+    /// Whether the built-in conversions apply to the row (asked without making its record).
+    @usableFromInline
+    final var fastPathAllowed: Bool {
+        if fetchedRow != nil, let map = layoutMap { return map.fastPathAllowed }
+        return storage.fastPathAllowed
+    }
+
     /// The stored value of a declared column: through the fetch's layout map while the record is
     /// unwritten, else by name. Nil when the row has no such column.
     @usableFromInline
     final func storedValue(of column: ColumnInfo) -> DatabaseValue? {
+        if let row = fetchedRow, let map = layoutMap {
+            let position = map.positions[column.slot]
+            return position >= 0 ? row[position] : nil
+        }
         let record = storage
         if !record.isMutated, let map = layoutMap, map.layout === record.baseLayout {
             let position = map.positions[column.slot]
@@ -413,32 +486,23 @@ extension Model {
     }
 }
 
-/// Hands a fetched record to the model `init()` the dao is about to run, so that a fetched
-/// model does not first build an empty record it would throw away.
+/// Builds the models a dao fetched.
 enum ModelFactory {
+    /// A model over `record`, shared.
     static func make<M: Model>(_ type: M.Type, record: Record) -> M {
-        let pending = self.pending.current
-        // Saved and restored: a model built while another one is (a dao call in a property
-        // initializer) must not take, or leave behind, the outer model's record.
-        let outer = pending.value
-        pending.value = (ObjectIdentifier(M.self), record)
         let model = M()
-        pending.value = outer
-        // An init that set a column wrote to the record's written copy: the fetched row (its
-        // base, never written) is what the model must hold.
-        if model.storage !== record || record.isMutated {
-            model.storage = record.isMutated ? Record(layout: record.baseLayout, values: record.baseValues) : record
-        }
+        // An init that set a column made a record of its own: the fetched row is what the model holds.
+        model.storage = record
         return model
     }
 
-    static func takeRecord(for type: Model.Type) -> Record? {
-        let slot = pending.current
-        guard let pending = slot.value, pending.type == ObjectIdentifier(type) else { return nil }
-        slot.value = nil
-        return pending.record
+    /// A model reading `row` (laid out as `map.layout`) in place, with no record until one is needed.
+    static func make<M: Model>(_ type: M.Type, row: RowValues, map: LayoutMap) -> M {
+        let model = M()
+        // As above: whatever an init wrote is dropped for the fetched row.
+        model.recordIfMade = nil
+        model.fetchedRow = row
+        model.layoutMap = map
+        return model
     }
-
-    /// The fetched record for the model `init()` this thread is running.
-    private static let pending = ThreadSlot<(type: ObjectIdentifier, record: Record)>()
 }

@@ -179,27 +179,46 @@ final class ModelSchema: Sendable {
     /// most rows the storage class of each value, read from its tag, is all it takes (no value
     /// is materialized); a row with any other value is checked one column at a time.
     func checkStoredValues(of records: [Record], map: LayoutMap) throws {
+        let checks = fastChecks(map)
+        let fast = records.first?.fastPathAllowed ?? false
+        for record in records {
+            if fast, !record.isMutated, record.baseLayout === map.layout, Self.fastKindsTake(record.baseValues, checks) { continue }
+            try checkStoredValues(of: record, map: map)
+        }
+    }
+
+    /// `checkStoredValues(of:map:)` for rows of `map`'s layout that no record holds yet.
+    func checkStoredValues(of rows: [RowValues], map: LayoutMap) throws {
+        let checks = fastChecks(map)
+        let fast = map.fastPathAllowed
+        for row in rows {
+            if fast, Self.fastKindsTake(row, checks) { continue }
+            try checkStoredValues(of: Record(layout: map.layout, values: row), map: map)
+        }
+    }
+
+    /// The position and fast read of each declared column `map`'s layout has.
+    private func fastChecks(_ map: LayoutMap) -> ContiguousArray<(position: Int, kind: BuiltInRules.Reads)> {
         var checks = ContiguousArray<(position: Int, kind: BuiltInRules.Reads)>()
         for (slot, column) in columns.enumerated() where map.positions[slot] >= 0 {
             checks.append((map.positions[slot], column.fastKind))
         }
-        let fast = records.first?.fastPathAllowed ?? false
-        for record in records {
-            if fast, !record.isMutated, record.baseLayout === map.layout {
-                let values = record.baseValues
-                var taken = true
-                for check in checks {
-                    let stored = values.storageClass(at: check.position)
-                    if check.kind.takesAll(stored) { continue }
-                    // A date stored as REAL seconds loads when finite: one look at the number.
-                    if check.kind == .date, stored == .real, BuiltInRules.date(values[check.position]) != nil { continue }
-                    taken = false
-                    break
-                }
-                if taken { continue }
-            }
-            try checkStoredValues(of: record, map: map)
+        return checks
+    }
+
+    /// Whether every checked value of `values` is of a storage class its column's fast read
+    /// takes as it is: the storage class of each value, read from its tag, is all it takes (no
+    /// value is materialized).
+    @inline(__always)
+    private static func fastKindsTake(_ values: RowValues, _ checks: ContiguousArray<(position: Int, kind: BuiltInRules.Reads)>) -> Bool {
+        for check in checks {
+            let stored = values.storageClass(at: check.position)
+            if check.kind.takesAll(stored) { continue }
+            // A date stored as REAL seconds loads when finite: one look at the number.
+            if check.kind == .date, stored == .real, BuiltInRules.date(values[check.position]) != nil { continue }
+            return false
         }
+        return true
     }
 
     /// For each declared column (by slot), its position in `layout`, or -1.
@@ -230,6 +249,24 @@ final class LayoutMap: Sendable {
         let position = positions[slot]
         return position >= 0 ? .value(record.baseValues[position]) : .absent
     }
+
+    /// The stored value of the column property `key` in `row`, a row of this map's layout;
+    /// `.miss` when the key is not known yet or is a JSON column.
+    @inlinable @inline(__always)
+    func storedValue(_ key: ObjectIdentifier, in row: RowValues) -> MapRead {
+        guard let slot = schema.slot(for: key), slot >= 0 else { return .miss }
+        let position = positions[slot]
+        return position >= 0 ? .value(row[position]) : .absent
+    }
+
+    /// Whether the built-in conversions apply to this layout's registry (see `Record.fastPathAllowed`).
+    @inlinable
+    var fastPathAllowed: Bool {
+        !Converters.anyReplacesFastPathType.load(ordering: .relaxed) || registryAllowsFastPath
+    }
+
+    @usableFromInline
+    var registryAllowsFastPath: Bool { layout.registry.fastPathEnabled }
 }
 
 @usableFromInline

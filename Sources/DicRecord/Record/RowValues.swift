@@ -213,3 +213,10 @@ final class RowStorage: @unchecked Sendable {
         }
     }
 }
+
+/// The rows of a query as windows on compact blocks, with the layout they share (nil when there
+/// are no rows): what `find` makes its records of, and a dao its models.
+struct FetchedRows {
+    let layout: RowLayout?
+    let rows: [RowValues]
+}

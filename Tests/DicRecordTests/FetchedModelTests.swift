@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+// A model the dao fetches reads its row in place, with no record until something needs one
+// (`Model.fetchedRow`, `Model.makeRecord`). These check that every way of reaching the row sees
+// the same values, before and after the record is made, on both engines.
+
+final class InPlaceItem: Model {
+    @Column var name: String?
+    @Column var score: Int = 7
+    @Column var ratio: Double?
+    @Column var born: Date?
+    @Column var tags: [String]?
+    override class var tableName: String { "in_place_item" }
+}
+
+@Suite("Models reading their fetched row in place")
+struct FetchedModelTests {
+    private func withItems<T>(_ engine: Engine, _ body: (TestDatabase) throws -> T) throws -> T {
+        try withDatabase(engine: engine) { t throws in
+            t.context.register(InPlaceItem.self)
+            for i in 0..<30 {
+                let item = InPlaceItem()
+                item.name = "n\(i)"
+                item.score = i
+                item.ratio = i % 3 == 0 ? nil : Double(i) / 4
+                item.born = Date(timeIntervalSince1970: Double(i) * 1_000)
+                item.tags = ["t\(i)"]
+                try item.save()
+            }
+            return try body(t)
+        }
+    }
+
+    @Test(arguments: Engine.available) func readsBeforeAndAfterTheRecordIsMadeAgree(engine: Engine) throws {
+        try withItems(engine) { _ throws in
+            let items = try InPlaceItem.dao.find("select * from in_place_item order by id")
+            #expect(items.count == 30)
+            for (i, item) in items.enumerated() {
+                #expect(item.recordIfMade == nil)   // still reading the fetched row
+                #expect(item.name == "n\(i)")
+                #expect(item.score == i)
+                #expect(item.ratio == (i % 3 == 0 ? nil : Double(i) / 4))
+                #expect(item.born == Date(timeIntervalSince1970: Double(i) * 1_000))
+                #expect(item.tags == ["t\(i)"])     // JSON: read through a record
+                #expect(item.modifiedColumns.isEmpty)
+                #expect(try item.record.get("name", as: String.self) == "n\(i)")
+                #expect(item.recordIfMade != nil && item.fetchedRow == nil)
+                #expect(item.name == "n\(i)")
+                #expect(item.score == i)
+            }
+        }
+    }
+
+    @Test(arguments: Engine.available) func aWriteThroughTheRecordIsWhatTheModelReads(engine: Engine) throws {
+        try withItems(engine) { t throws in
+            let item = try #require(try InPlaceItem.dao.findFirst("select * from in_place_item where score = ?", 4))
+            let models = try InPlaceItem.dao.find("select * from in_place_item where score = ?", 5)
+            let fetched = try #require(models.first)
+            #expect(fetched.fetchedRow != nil)
+            let record = fetched.record   // shared, not copied
+            record.score = 50
+            record.name = "changed"
+            #expect(fetched.score == 50)
+            #expect(fetched.name == "changed")
+            #expect(Set(fetched.modifiedColumns) == ["score", "name"])
+            #expect(try fetched.update())
+            #expect(try t.db.queryInt("select score from in_place_item where id = ?", fetched.id) == 50)
+            // The other fetched models of that row's block are untouched.
+            #expect(item.score == 4)
+        }
+    }
+
+    @Test(arguments: Engine.available) func aColumnWrittenOnAFetchedModelIsSavedAndTheRestKept(engine: Engine) throws {
+        try withItems(engine) { t throws in
+            let items = try InPlaceItem.dao.find("select * from in_place_item order by id limit 3")
+            items[1].score = 100
+            #expect(items[1].modifiedColumns == ["score"])
+            #expect(items[1].name == "n1")
+            #expect(try items[1].update())
+            #expect(items[0].score == 0 && items[2].score == 2)
+            #expect(try t.db.queryInt("select score from in_place_item where name = 'n1'") == 100)
+            #expect(try InPlaceItem.dao.findById(items[1].id)?.score == 100)
+            // Output of a model that never made its record.
+            let untouched = try #require(try InPlaceItem.dao.find("select * from in_place_item where name = 'n2'").first)
+            #expect(untouched.toDictionary()["name"] as? String == "n2")
+            #expect(try untouched.toJSON().contains("\"name\":\"n2\""))
+            #expect(untouched.columnNames == ["id", "name", "score", "ratio", "born", "tags"])
+        }
+    }
+
+    @Test(arguments: Engine.available) func aColumnTheQueryDidNotSelectReadsItsInitialValue(engine: Engine) throws {
+        try withItems(engine) { _ throws in
+            let items = try InPlaceItem.dao.find("select id, name from in_place_item order by id limit 2")
+            #expect(items.map(\.name) == ["n0", "n1"])
+            #expect(items.map(\.score) == [7, 7])
+            #expect(items[0].ratio == nil && items[0].born == nil)
+            #expect(items[0].recordIfMade == nil)
+            #expect(items[0].tags == nil)   // a JSON column reads through the record
+        }
+    }
+
+    @Test(arguments: Engine.available) func aStoredValueThatDoesNotConvertStillFailsTheLoad(engine: Engine) throws {
+        try withItems(engine) { t throws in
+            try t.db.update("insert into in_place_item(name, score) values ('bad', 1)")
+            let error = #expect(throws: ConversionError.self) {
+                _ = try InPlaceItem.dao.find("select id, name, 'x' || score as score from in_place_item")
+            }
+            #expect(error?.column == "score")
+        }
+    }
+
+    @Test func aNewModelMakesItsRecordOnlyWhenUsed() throws {
+        try withDatabase { t throws in
+            t.context.register(InPlaceItem.self)
+            let item = InPlaceItem()
+            #expect(item.recordIfMade == nil)
+            #expect(item.score == 7 && item.name == nil)
+            #expect(item.columnNames == ["id"])   // asking for the row makes it: the empty id
+            item.name = "new"
+            #expect(try item.save())
+            #expect(item.id == 1)
+            #expect(try t.db.queryInt("select score from in_place_item where id = 1") == 7)
+        }
+    }
+}
