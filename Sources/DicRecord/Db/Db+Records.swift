@@ -57,19 +57,19 @@ extension Db {
     private func saveRecords(_ records: [Record], key: String?, plan: inout InsertPlan, on connection: Connection,
                              counts: inout [Int], next: inout Int) throws -> [Int] {
         while next < records.count {
-            var pending: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)? = try records[next].insertSnapshot(key: key)
-            let names = pending?.names ?? []
-            let sql = plan.sql(for: names)
+            let first = try records[next].insertSnapshot(key: key)
+            var pending: InsertRow? = first
+            let sql = plan.sql(for: first.names)
             try connection.withStatement(sql, .none, bind: false) { statement in
                 while next < records.count {
                     let record = records[next]
-                    let row: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)
-                    if let first = pending {
-                        row = first
+                    let row: InsertRow
+                    if let taken = pending {
+                        row = taken
                         pending = nil
                     } else {
                         row = try record.insertSnapshot(key: key)
-                        guard row.names == names else { break }
+                        guard row.hasColumns(of: first) else { break }
                     }
                     counts.append(try connection.runPrepared(statement, .values(row.values)))
                     var writtenKey: String?

@@ -146,7 +146,7 @@ extension Db {
         func item<T>(_ index: Int, _ body: () throws -> T) throws -> T {
             namingFailedItem ? try batchItem(index, of: records.count, body) : try body()
         }
-        func insert(_ row: (names: [String], values: [DatabaseValue], keyIsMissing: Bool)) -> String {
+        func insert(_ row: InsertRow) -> String {
             // RETURNING * rather than the key: a table need not have the key column it is saved by.
             SqlText.insert(into: plan.table, columns: row.names) + (key != nil && row.keyIsMissing ? " RETURNING *" : "")
         }

@@ -27,7 +27,7 @@ extension Model {
         let saved = try context.pool().write { connection -> Bool in
             // The generated key goes back into `id` whenever the model has the implicit one.
             let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
-            let sql = schema.insertSQL(for: row.names)
+            let sql = schema.insertSQL(for: row)
             let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, .values(row.values)) }
             RollbackUndo.finishSave(record, key: "id", generated: row.keyIsMissing ? .integer(connection.lastInsertRowid) : nil,
                                     on: connection)

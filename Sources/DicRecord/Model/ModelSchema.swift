@@ -138,14 +138,16 @@ final class ModelSchema: Sendable {
             "model \(typeName) (table '\(tableName)'): " + problems.joined(separator: "; "))
     }
 
-    /// The INSERT for these columns; the last one built is kept (a loop of saves reuses it).
-    func insertSQL(for names: [String]) -> String {
-        if let last = lastInsert.withLock({ $0 }), last.names == names { return last.sql }
-        let sql = SqlText.insert(into: tableName, columns: names)
-        lastInsert.withLock { $0 = (names, sql) }
+    /// The INSERT for the columns of `row`; the last one built is kept (a loop of saves reuses it).
+    func insertSQL(for row: InsertRow) -> String {
+        if let last = lastInsert.withLock({ $0 }), last.row.hasColumns(of: row) { return last.sql }
+        let sql = SqlText.insert(into: tableName, columns: row.names)
+        // Kept without its values (a large text or blob of the last row is not held).
+        let shape = InsertRow(layout: row.layout, omitted: row.omitted, values: [], keyIsMissing: row.keyIsMissing)
+        lastInsert.withLock { $0 = (shape, sql) }
         return sql
     }
-    private let lastInsert = Guarded<(names: [String], sql: String)?>(nil)
+    private let lastInsert = Guarded<(row: InsertRow, sql: String)?>(nil)
 
     /// The FTS5 table that indexes the `searchColumns` of the model table `table`: the dao
     /// searches it, schema upkeep creates it and its triggers.

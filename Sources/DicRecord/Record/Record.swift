@@ -589,18 +589,20 @@ public final class Record: Sendable {
 
     /// What an INSERT of this record binds, under one lock: every column but a NULL `key`, the
     /// values, and whether `key` has no value (so the generated one should be written back).
-    func insertSnapshot(key: String?) throws -> (names: [String], values: [DatabaseValue], keyIsMissing: Bool) {
+    func insertSnapshot(key: String?) throws -> InsertRow {
         try lock.withLock { _ in
             if let box = state?.cells?.lazy.compactMap(\.encodingError).first { throw box.error }
             let layout = self.layout, values = self.values
             let keyPosition = key.flatMap { layout.position(of: $0) }
             guard let keyPosition, values[keyPosition] == .null else {
-                return (layout.names, values.array, key != nil && keyPosition == nil)
+                return InsertRow(layout: layout, omitted: nil, values: values.array, keyIsMissing: key != nil && keyPosition == nil)
             }
-            var names = layout.names, kept = values.array
-            names.remove(at: keyPosition)
-            kept.remove(at: keyPosition)
-            return (names, kept, true)
+            // One new array without the key (and the record's own values stay unshared, so
+            // writing the generated key back copies nothing).
+            var kept: [DatabaseValue] = []
+            kept.reserveCapacity(values.count - 1)
+            for i in values.indices where i != keyPosition { kept.append(values[i]) }
+            return InsertRow(layout: layout, omitted: keyPosition, values: kept, keyIsMissing: true)
         }
     }
 
@@ -725,4 +727,29 @@ protocol OptionalProtocol {
 extension Optional: OptionalProtocol {
     var unwrapped: Any? { self.flatMap { ($0 as? any OptionalProtocol)?.unwrapped ?? $0 } }
     static var wrappedType: Any.Type { Wrapped.self }
+}
+
+/// A record's columns for an INSERT, read under one lock: its values, without a key column
+/// whose value is NULL (the database generates it).
+struct InsertRow: Sendable {
+    let layout: RowLayout
+    /// The position in `layout` of the key column left out, if any.
+    let omitted: Int?
+    let values: [DatabaseValue]
+    /// True when the key is not supplied (left out, or not a column at all).
+    let keyIsMissing: Bool
+
+    /// The names of `values`.
+    var names: [String] {
+        guard let omitted else { return layout.names }
+        var names = layout.names
+        names.remove(at: omitted)
+        return names
+    }
+
+    /// Whether `other` inserts the same columns (one INSERT statement serves both). Records
+    /// built alike share their layout, so this rarely compares names.
+    func hasColumns(of other: InsertRow) -> Bool {
+        (layout === other.layout && omitted == other.omitted) || names == other.names
+    }
 }
