@@ -125,3 +125,31 @@ struct FetchedModelTests {
         }
     }
 }
+
+/// Its init reads a column and its didLoad copies it: only didLoad sees the fetched row.
+final class InitReader: Model {
+    @Column var status: String?
+    var seenInInit: String?
+    var seenInDidLoad: String?
+    override class var tableName: String { "init_reader" }
+    required init() {
+        super.init()
+        seenInInit = status
+    }
+    override func didLoad() { seenInDidLoad = status }
+}
+
+@Suite("A fetched model's init and didLoad")
+struct FetchedModelHookTests {
+    @Test(arguments: Engine.available) func initRunsOnAnEmptyModelAndDidLoadSeesTheRow(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            t.context.register(InitReader.self)
+            let first = InitReader(); first.status = "open"; try first.save()
+            for found in try InitReader.dao.find("select * from init_reader") + [try #require(try InitReader.dao.findById(first.id))] {
+                #expect(found.seenInInit == nil)
+                #expect(found.seenInDidLoad == "open")
+                #expect(found.status == "open")
+            }
+        }
+    }
+}

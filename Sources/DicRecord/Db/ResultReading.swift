@@ -1,9 +1,9 @@
 import Foundation
 
-// Reading a statement's result into records: the layout the rows share, one row's values
-// (findFirst, each), and `find`'s loop that reads every value of every row into the compact
-// blocks of `RowStorage`. The SQLite layer hands values over; this file decides how records
-// hold them.
+// Reading a statement's result into records (and a dao's models): the layout the rows share, one
+// row's values (findFirst, each), and `find`'s loop that reads every value of every row into the
+// compact blocks of `RowStorage`. The SQLite layer hands values over; this file decides how rows
+// are held.
 
 extension Statement {
     /// The layout for the current result columns; made once per statement (again after SQLite

@@ -21,7 +21,9 @@ import Synchronization
 /// Models are not `Sendable`: one model is used by one task or thread at a time (like any class
 /// with mutable state). To hand one to another task, pass its ``record`` (a `Sendable` ``Record``)
 /// and rebuild it there with ``init(record:)``, or pass its `id` and find it again; or transfer
-/// it with `sending`. A `Dao` is `Sendable` and may be used from any task.
+/// it with `sending`. A `Dao` is `Sendable` and may be used from any task. Even reads may change
+/// a model (a fetched model makes its record on first need), so a model shared "read-only"
+/// between threads is a race too.
 open class Model: CustomStringConvertible {
     // A model is used by one thread at a time (it is not Sendable, and the compiler holds
     // callers to that), so the runtime's dynamic exclusivity checks on its fields, which cost
@@ -44,7 +46,9 @@ open class Model: CustomStringConvertible {
     /// declared types before the next save or update.
     final var needsValidation = false
 
-    /// A new, empty model, not yet in the database (`id` is nil until it is saved).
+    /// A new, empty model, not yet in the database (`id` is nil until it is saved). A dao runs
+    /// it too, on an empty model, before giving the model its row: look at loaded values in
+    /// `didLoad()`, not here (a column set here is dropped for the row).
     /// ```swift
     /// let s = Student(); s.name = "张三"; s.age = 20
     /// try s.save()
@@ -64,7 +68,10 @@ open class Model: CustomStringConvertible {
     @usableFromInline @inline(never)
     final func makeRecord() -> Record {
         let made: Record
-        if let row = fetchedRow, let map = layoutMap {
+        if let row = fetchedRow {
+            // Guaranteed by the library: the dao sets the row and its map together, and only
+            // clears the map after the record is made (a save).
+            guard let map = layoutMap else { preconditionFailure("a fetched model's row has no layout map") }
             made = Record(layout: map.layout, values: row)
         } else {
             // A new model with the implicit key starts with an empty `id`, so that saving it
@@ -172,7 +179,7 @@ open class Model: CustomStringConvertible {
     /// override func didSave() { print("saved student", id as Any) }
     /// ```
     open func didSave() {}
-    /// Called after the dao built this model from a row.
+    /// Called after the dao built this model from a row: the first place its values can be read.
     /// ```swift
     /// override func didLoad() { name = name?.trimmingCharacters(in: .whitespaces) }
     /// ```

@@ -252,15 +252,6 @@ final class LayoutMap: Sendable {
         return position >= 0 ? .value(record.baseValues[position]) : .absent
     }
 
-    /// The stored value of the column property `key` in `row`, a row of this map's layout;
-    /// `.miss` when the key is not known yet or is a JSON column.
-    @inlinable @inline(__always)
-    func storedValue(_ key: ObjectIdentifier, in row: RowValues) -> MapRead {
-        guard let slot = schema.slot(for: key), slot >= 0 else { return .miss }
-        let position = positions[slot]
-        return position >= 0 ? .value(row[position]) : .absent
-    }
-
     /// Whether the built-in conversions apply to this layout's registry (see `Record.fastPathAllowed`).
     @inlinable
     var fastPathAllowed: Bool {

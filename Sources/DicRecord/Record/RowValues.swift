@@ -6,7 +6,7 @@ import Foundation
 /// a result of 100,000 rows makes a few hundred allocations, not 100,000. A block is compact: per
 /// value one tag byte and 8 bytes (the integer, the double's bits, or where a TEXT or BLOB value
 /// sits in the block's list of them), 9 bytes for a number instead of the 24 of a
-/// `DatabaseValue`. Each record views its own window of a block. A block is never written; the
+/// `DatabaseValue`. Each record (or fetched model) views its own window of a block. A block is never written; the
 /// first write to a record's values copies its window into storage of its own (an array of
 /// `DatabaseValue`, copy on write), so records of one fetch never see each other's writes. A
 /// record that outlives the others of its fetch keeps its block alive: at most
@@ -215,7 +215,7 @@ final class RowStorage: @unchecked Sendable {
 }
 
 /// The rows of a query as windows on compact blocks, with the layout they share (nil when there
-/// are no rows): what `find` makes its records of, and a dao its models.
+/// are no rows): what a dao makes its models of (and `find` its records, on another engine).
 struct FetchedRows {
     let layout: RowLayout?
     let rows: [RowValues]
