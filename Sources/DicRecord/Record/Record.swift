@@ -106,13 +106,79 @@ public final class Record: Sendable {
     }
 
     struct Cell {
-        /// The converted value of the first typed read, or the value written.
-        var swiftValue: Any?
-        var hasSwiftValue = false
+        /// The value written, when the stored value alone does not give it back.
+        var kept: Kept = .none
         var modified = false
         /// Why the written value could not be encoded; thrown by the statement that would store it.
         /// Boxed so that the common cell stays small (records with cached values are kept by the thousand).
         var encodingError: ErrorBox?
+
+        var hasSwiftValue: Bool {
+            if case .none = kept { return false }
+            return true
+        }
+
+        /// The value written, rebuilt from `stored` (the column's stored value) where it can be.
+        func swiftValue(stored: DatabaseValue) -> Any? {
+            switch kept {
+            case .none: return nil
+            case .int: if case .integer(let integer) = stored { return Int(integer) }
+            case .bool: if case .integer(let integer) = stored { return integer != 0 }
+            case .value(let value): return value
+            }
+            return nil
+        }
+
+        /// A modified cell for `value` (unwrapped), written as `encoded`.
+        static func written(_ value: Any?, encoded: DatabaseValue) -> Cell {
+            Cell(kept: Kept(value, encoded: encoded), modified: true)
+        }
+    }
+
+    /// What a cell keeps of the value written. A String, Double or Data reads back from its stored
+    /// TEXT, REAL or BLOB as it was, and an Int or Bool from its INTEGER given its type: only the
+    /// type is kept for those, so that building a record copies no existential per column.
+    enum Kept {
+        case none
+        case int
+        case bool
+        case value(Any)
+
+        /// What to keep of `value` written as a column (an Optional is kept as what it wraps).
+        @inline(__always)
+        init(written value: Any?, encoded: DatabaseValue) {
+            guard let value else {
+                self = .none
+                return
+            }
+            if case .integer = encoded, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(Int.self) {
+                self = .int
+                return
+            }
+            self.init(Record.isPlainValue(value) ? value : (value as? any OptionalProtocol)?.unwrapped ?? value, encoded: encoded)
+        }
+
+        init(_ value: Any?, encoded: DatabaseValue) {
+            guard let value else {
+                self = .none
+                return
+            }
+            let type = ObjectIdentifier(Swift.type(of: value))
+            switch encoded {
+            case .integer:
+                if type == ObjectIdentifier(Int.self) { self = .int; return }
+                if type == ObjectIdentifier(Bool.self) { self = .bool; return }
+            case .text:
+                if type == ObjectIdentifier(String.self) { self = .none; return }
+            case .real:
+                if type == ObjectIdentifier(Double.self) { self = .none; return }
+            case .blob:
+                if type == ObjectIdentifier(Data.self) { self = .none; return }
+            case .null:
+                break
+            }
+            self = .value(value)
+        }
     }
 
     final class ErrorBox: Sendable {
@@ -162,14 +228,18 @@ public final class Record: Sendable {
     /// not copied into an array of tuples first.)
     @inline(__always)
     convenience init<Pairs: Sequence>(pairs: Pairs, count: Int, registry: Converters) throws where Pairs.Element == (key: String, value: Any?) {
-        var names: [String] = []
-        var packed: [PackedName?] = []
         var values = ContiguousArray<DatabaseValue>()
         var cells = ContiguousArray<Cell>()
-        names.reserveCapacity(count)
-        packed.reserveCapacity(count)
         values.reserveCapacity(count)
         cells.reserveCapacity(count)
+        // Records built in a loop (a batch) share the layout of the previous one: while the names
+        // come in that layout's order, each is compared with its counterpart there and nothing
+        // else is done with it (an ASCII layout of distinct names: see `LayoutReuse`).
+        let lastBuilt = Self.lastBuiltLayout.current
+        var reuse = LayoutReuse(lastBuilt.value, registry: registry)
+        var names: [String] = []
+        var packed: [PackedName?] = []
+        var allASCII = true
         for (name, value) in pairs {
             let encoded: DatabaseValue
             do {
@@ -177,11 +247,21 @@ public final class Record: Sendable {
             } catch let error as ConversionError {
                 throw error.inColumn(name)
             }
-            let swiftValue = value.flatMap { Self.isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
-            let cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
+            let cell = Cell(kept: Kept(written: value, encoded: encoded), modified: true)
+            if reuse.matches(name) {
+                values.append(encoded)
+                cells.append(cell)
+                continue
+            }
+            if let matched = reuse.stop() {
+                // The names so far are the layout's first ones.
+                names = Array(matched.names[0..<values.count])
+                packed = names.map(PackedName.init)
+            }
             // A name SQLite takes for an earlier one replaces that column. Each name is packed
             // once (`RowLayout.sameColumn` would pack both names for every comparison).
             let key = PackedName(name)
+            if key == nil { allASCII = false }
             if let i = names.indices.first(where: { i in
                 guard let key, let other = packed[i] else { return RowLayout.sameColumn(names[i], name) }
                 return key.prefix == other.prefix && key.length == other.length
@@ -197,21 +277,63 @@ public final class Record: Sendable {
             }
         }
         // One layout for the whole record, not one per column; its names are distinct already.
-        // Records built in a loop (a batch) share the layout of the previous one when they can.
-        let lastBuilt = Self.lastBuiltLayout.current
         let layout: RowLayout
-        if let last = lastBuilt.value, last.registry === registry, RowLayout.sameSpelling(last.names, names) {
-            layout = last
+        if let matched = reuse.finished(count: values.count) {
+            layout = matched
         } else {
-            let allPacked = packed.compactMap { $0 }
-            layout = allPacked.count == names.count
-                ? RowLayout(names: names, packedNames: allPacked, registry: registry, namesAreDistinct: true)
-                : RowLayout(names: names, registry: registry)
-            lastBuilt.value = layout
+            if let matched = reuse.stop() {
+                // Every name matched the last layout's, but there were fewer.
+                names = Array(matched.names[0..<values.count])
+                packed = names.map(PackedName.init)
+            }
+            if let last = lastBuilt.value, last.registry === registry,
+               allASCII ? last.hasASCIINames(names) : RowLayout.sameSpelling(last.names, names) {
+                layout = last
+            } else {
+                layout = allASCII
+                    ? RowLayout(names: names, packedNames: packed.compactMap { $0 }, registry: registry, namesAreDistinct: true)
+                    : RowLayout(names: names, registry: registry)
+                lastBuilt.value = layout
+            }
         }
         self.init(layout: layout, values: RowValues(values))
         self.cells = cells
         willMutate()
+    }
+
+    /// Building a record with the layout of the last one built, while its names come in order.
+    struct LayoutReuse {
+        private var layout: RowLayout?
+        private var next = 0
+
+        init(_ last: RowLayout?, registry: Converters) {
+            // ASCII names only: for those, Swift's `==` with equal UTF-8 lengths means the same bytes
+            // (a non-ASCII string equal to an ASCII one, such as the Kelvin sign's "K", is longer).
+            guard let last, last.registry === registry, last.isASCII, last.namesAreDistinct else { return }
+            layout = last
+        }
+
+        /// Whether `name` is the layout's next name (spelled with the same bytes).
+        @inline(__always)
+        mutating func matches(_ name: String) -> Bool {
+            guard let layout, next < layout.names.count else { return false }
+            let expected = layout.names[next]
+            guard name.utf8.count == expected.utf8.count, name == expected else { return false }
+            next += 1
+            return true
+        }
+
+        /// Stops reusing; returns the layout whose first names were matched, if any.
+        mutating func stop() -> RowLayout? {
+            defer { layout = nil }
+            return layout
+        }
+
+        /// The layout, when every name matched and there were as many.
+        func finished(count: Int) -> RowLayout? {
+            guard let layout, next == count, count == layout.names.count else { return nil }
+            return layout
+        }
     }
 
     /// The layout of the last record this thread built from values: records built in a loop
@@ -364,7 +486,7 @@ public final class Record: Sendable {
     }
 
     private func currentValue(at i: Int) -> Any? {
-        if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue }
+        if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue(stored: values[i]) }
         if let kept = convertedValue(at: i) { return kept }
         if isMarkedDate(i), let date = try? DateConverter().decode(values[i]) { return date }
         return values[i].storedValue
@@ -411,7 +533,7 @@ public final class Record: Sendable {
             let i = position(creating: column)
             willMutate()
             values[i] = encoded
-            var cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
+            var cell = Cell.written(swiftValue, encoded: encoded)
             cell.encodingError = encodingError.map(ErrorBox.init)
             ensureCells()
             cells![i] = cell
@@ -503,7 +625,7 @@ public final class Record: Sendable {
 
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
-        let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: i)
+        let cached = cells?[i].swiftValue(stored: values[i]) ?? convertedValue(at: i)
         return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry, invalidText: values.invalidText(at: i))
     }
 
@@ -556,7 +678,7 @@ public final class Record: Sendable {
         if flags.load(ordering: .acquiring) & (Self.mutatedBit | Self.keptBit) != 0 {
             let kept = lock.withLock { _ -> Any? in
                 guard index < values.count else { return nil }
-                return (cells?[index]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: index)
+                return cells?[index].swiftValue(stored: values[index]) ?? convertedValue(at: index)
             }
             if let kept { return kept as? URL }
         }
