@@ -92,6 +92,17 @@ final class ConnectionPool: @unchecked Sendable {
             configName: configName)
     }
 
+    /// `read`, with every read nested in `body` on the same connection: what `body` reads in one
+    /// transaction is one snapshot (paginate's count and page).
+    func readSnapshot<T>(_ body: (Connection) throws -> T) throws -> T {
+        try read { connection in
+            let leases = ThreadLeases.current
+            guard leases.readers[id] === connection, leases.snapshotReaders.insert(id).inserted else { return try body(connection) }
+            defer { leases.snapshotReaders.remove(id) }
+            return try body(connection)
+        }
+    }
+
     /// Runs `body` on a connection fit for reading (see the type's rule).
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         let leases = ThreadLeases.current
@@ -115,6 +126,7 @@ final class ConnectionPool: @unchecked Sendable {
         try refuseInsideOnOpen(leases)
         guard maxReaders > 0 else { return try write(body) }
         let held = leases.readers[id]
+        if let held, leases.snapshotReaders.contains(id) { return try body(held) }
         // Nested in an `each` callback: a free reader gives a fresh snapshot that sees what the
         // callback committed; when none is free, the held one serves rather than waiting on itself.
         guard let reader = try acquireReader(wait: held == nil, for: leases) else {

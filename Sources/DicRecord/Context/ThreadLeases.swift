@@ -16,6 +16,9 @@ final class ThreadLeases {
     /// first connection must be free at once (else `WouldBlock`, and the call moves to a pool
     /// thread); once it has one, the flag is cleared and nested calls behave as anywhere.
     @exclusivity(unchecked) var mustNotWait = false
+    /// The pools whose reader this thread holds for one snapshot (`ConnectionPool.readSnapshot`):
+    /// reads nested in it use that reader, never a fresh one.
+    @exclusivity(unchecked) var snapshotReaders: Set<ObjectIdentifier> = []
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 

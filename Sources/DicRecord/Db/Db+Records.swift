@@ -291,7 +291,7 @@ extension Db {
                 return try pageOf(pageNumber, pageSize, select, sqlExceptSelect, arguments, countSql, knownTotal, fetch)
             }
         }
-        return try context.pool().read { connection in
+        return try context.pool().readSnapshot { connection in
             let ownTransaction = !connection.isInTransaction
             if ownTransaction { _ = try connection.run("BEGIN DEFERRED", .none) }
             defer { if ownTransaction { _ = try? connection.run("COMMIT", .none) } }
