@@ -38,6 +38,7 @@ struct FetchedModelTests {
             let items = try InPlaceItem.dao.find("select * from in_place_item order by id")
             #expect(items.count == 30)
             for (i, item) in items.enumerated() {
+                #expect(item.id == i + 1)
                 #expect(item.recordIfMade == nil)   // still reading the fetched row
                 #expect(item.name == "n\(i)")
                 #expect(item.score == i)

@@ -197,7 +197,14 @@ open class Model: CustomStringConvertible {
     /// let s = Student(); try s.save(); print(s.id!)
     /// ```
     public final var id: Int? {
-        get { storage["id"] }
+        get {
+            // A fetched model reads its key in place (listing ids makes no records).
+            if let row = fetchedRow, let map = layoutMap, map.fastPathAllowed, let position = map.layout.position(of: "id"),
+               case .value(let id) = Record.fastDecode(value: row[position], as: Int.self) {
+                return id
+            }
+            return storage["id"]
+        }
         set { storage.set("id", newValue) }
     }
 
@@ -358,29 +365,24 @@ extension ModelType {
         // the position and the common types decode inline, with no record and no lock. (The
         // converters are asked first: with no call between loading the row and taking its
         // value, neither is retained. A registry replacing a built-in conversion reads generally.)
-        if !Converters.anyReplacesFastPathType.load(ordering: .relaxed), let read = fetchedValue(ObjectIdentifier(key)) {
-            switch read {
-            case .value(let stored):
-                if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
-                    return value ?? self[keyPath: key].initialValue
-                }
-            case .absent:
-                return self[keyPath: key].initialValue
-            case .miss:
-                break
-            }
+        let read: MapRead?
+        if !Converters.anyReplacesFastPathType.load(ordering: .relaxed), let inPlace = fetchedValue(ObjectIdentifier(key)) {
+            read = inPlace
         } else if let map = layoutMap, let storage = recordIfMade, storage.fastPathAllowed {
             // A fetched model whose record was made and nobody wrote.
-            switch map.storedValue(ObjectIdentifier(key), in: storage) {
-            case .value(let stored):
-                if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
-                    return value ?? self[keyPath: key].initialValue
-                }
-            case .absent:
-                return self[keyPath: key].initialValue
-            case .miss:
-                break
+            read = map.storedValue(ObjectIdentifier(key), in: storage)
+        } else {
+            read = nil
+        }
+        switch read {
+        case .value(let stored)?:
+            if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
+                return value ?? self[keyPath: key].initialValue
             }
+        case .absent?:
+            return self[keyPath: key].initialValue
+        case .miss?, nil:
+            break
         }
         return readColumnGenerally(key)
     }
