@@ -55,4 +55,38 @@ struct LayoutReuseTests {
         let dictionary = record.toDictionary()
         #expect(dictionary["b"] as? Bool == false && dictionary["i"] as? Int == 2)
     }
+
+    @Test func underAConverterThatReplacesIntTheWrittenValueItselfIsKept() throws {
+        struct TenfoldInt: TypeConverter {
+            var storageType: StorageType { .integer }
+            func encode(_ value: Int) throws -> DatabaseValue { .integer(Int64(value) * 10) }
+            func decode(_ value: DatabaseValue) throws -> Int { try IntegerConverter<Int>().decode(value) / 10 }
+        }
+        try withDatabase { t in
+            t.context.register(converter: TenfoldInt())
+            let r = try #require(try t.db.findFirst("select 1 as n, 'a' as s"))
+            r.n = 4                                    // stored as 40 by the context's converter
+            r.s = "b"
+            #expect(r.n as? Int == 4)                  // the value written, not Int(40)
+            #expect(r.toDictionary()["n"] as? Int == 4)
+            #expect(try r.get("n", as: Int.self) == 4)
+            #expect(r.s as? String == "b")
+            try t.db.update("create table v (n integer)")
+            try t.db.save("v", try Record(["n": 3]))  // the shared registry: built in, stored as 3
+            #expect(try t.db.query("select n from v", as: Int64.self) == [3])   // (read back raw: the context would divide)
+        }
+    }
+
+    @Test func aTypedReadOfAWrittenStringDoesNotReplaceIt() throws {
+        let r = try Record(["born": "1970-01-01T00:00:10Z", "link": "https://a.b"])
+        r.more = "https://c.d"
+        _ = try? r.get("born", as: Date.self)
+        let link: URL? = r.link
+        let more: URL? = r.more
+        #expect(link == URL(string: "https://a.b") && more == URL(string: "https://c.d"))
+        #expect(r["born"] as? String == "1970-01-01T00:00:10Z")
+        #expect(r["link"] as? String == "https://a.b")
+        #expect(r["more"] as? String == "https://c.d")
+        #expect(r.toDictionary()["link"] as? String == "https://a.b")
+    }
 }

@@ -272,7 +272,8 @@ extension Db {
     }
 
     /// JFinal's algorithm, fixed: a count that wraps the query (right for DISTINCT and GROUP BY),
-    /// no data query past the last page, count and page read in one read transaction.
+    /// no data query past the last page, count and page read in one read transaction, on one
+    /// connection (everything `fetch` reads, a dao's `didLoad` hooks included, sees that snapshot).
     func paginate<T>(_ pageNumber: Int, _ pageSize: Int, _ select: String, _ sqlExceptSelect: String,
                      _ arguments: Arguments, totalRow knownTotal: Int? = nil, fetch: (String) throws -> [T]) throws -> Page<T> {
         guard pageNumber >= 1, pageSize >= 1 else {

@@ -122,6 +122,7 @@ public final class Record: Sendable {
         func swiftValue(stored: DatabaseValue) -> Any? {
             switch kept {
             case .none: return nil
+            case .stored: return stored.storedValue
             case .int: if case .integer(let integer) = stored { return Int(integer) }
             case .bool: if case .integer(let integer) = stored { return integer != 0 }
             case .value(let value): return value
@@ -130,37 +131,47 @@ public final class Record: Sendable {
         }
 
         /// A modified cell for `value` (unwrapped), written as `encoded`.
-        static func written(_ value: Any?, encoded: DatabaseValue) -> Cell {
-            Cell(kept: Kept(value, encoded: encoded), modified: true)
+        static func written(_ value: Any?, encoded: DatabaseValue, builtIn: Bool) -> Cell {
+            Cell(kept: Kept(value, encoded: encoded, builtIn: builtIn), modified: true)
         }
     }
 
-    /// What a cell keeps of the value written. A String, Double or Data reads back from its stored
-    /// TEXT, REAL or BLOB as it was, and an Int or Bool from its INTEGER given its type: only the
-    /// type is kept for those, so that building a record copies no existential per column.
+    /// What a cell keeps of the value written. Under the built-in rules (`builtIn`: no converter
+    /// replaces them) a String, Double or Data reads back from its stored TEXT, REAL or BLOB as
+    /// it was, and an Int or Bool from its INTEGER given its type: only that is kept for those,
+    /// so that building a record copies no existential per column. A replaced converter may
+    /// store anything: then the value itself is kept.
     enum Kept {
+        /// Nothing written (or NULL): a typed read may keep its conversion.
         case none
+        /// The stored value is the value written (a String, Double or Data).
+        case stored
         case int
         case bool
         case value(Any)
 
         /// What to keep of `value` written as a column (an Optional is kept as what it wraps).
         @inline(__always)
-        init(written value: Any?, encoded: DatabaseValue) {
+        init(written value: Any?, encoded: DatabaseValue, builtIn: Bool) {
             guard let value else {
                 self = .none
                 return
             }
-            if case .integer = encoded, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(Int.self) {
+            if builtIn, case .integer = encoded, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(Int.self) {
                 self = .int
                 return
             }
-            self.init(Record.isPlainValue(value) ? value : (value as? any OptionalProtocol)?.unwrapped ?? value, encoded: encoded)
+            self.init(Record.isPlainValue(value) ? value : (value as? any OptionalProtocol)?.unwrapped ?? value,
+                      encoded: encoded, builtIn: builtIn)
         }
 
-        init(_ value: Any?, encoded: DatabaseValue) {
+        init(_ value: Any?, encoded: DatabaseValue, builtIn: Bool) {
             guard let value else {
                 self = .none
+                return
+            }
+            guard builtIn else {
+                self = .value(value)
                 return
             }
             let type = ObjectIdentifier(Swift.type(of: value))
@@ -169,11 +180,11 @@ public final class Record: Sendable {
                 if type == ObjectIdentifier(Int.self) { self = .int; return }
                 if type == ObjectIdentifier(Bool.self) { self = .bool; return }
             case .text:
-                if type == ObjectIdentifier(String.self) { self = .none; return }
+                if type == ObjectIdentifier(String.self) { self = .stored; return }
             case .real:
-                if type == ObjectIdentifier(Double.self) { self = .none; return }
+                if type == ObjectIdentifier(Double.self) { self = .stored; return }
             case .blob:
-                if type == ObjectIdentifier(Data.self) { self = .none; return }
+                if type == ObjectIdentifier(Data.self) { self = .stored; return }
             case .null:
                 break
             }
@@ -240,6 +251,7 @@ public final class Record: Sendable {
         var names: [String] = []
         var packed: [PackedName?] = []
         var allASCII = true
+        let builtIn = registry.fastPathEnabled
         for (name, value) in pairs {
             let encoded: DatabaseValue
             do {
@@ -247,7 +259,7 @@ public final class Record: Sendable {
             } catch let error as ConversionError {
                 throw error.inColumn(name)
             }
-            let cell = Cell(kept: Kept(written: value, encoded: encoded), modified: true)
+            let cell = Cell(kept: Kept(written: value, encoded: encoded, builtIn: builtIn), modified: true)
             if reuse.matches(name) {
                 values.append(encoded)
                 cells.append(cell)
@@ -517,7 +529,8 @@ public final class Record: Sendable {
 
     /// Writes a value already encoded (a model's JSON column) and marks the column modified.
     func set(_ column: String, encoded: DatabaseValue, swiftValue: Any?) {
-        store(column, encoded, swiftValue: swiftValue, encodingError: nil)
+        // Encoded elsewhere (JSON text, say): the stored form is not the built-in one, so the value itself is kept.
+        store(column, encoded, swiftValue: swiftValue, encodingError: nil, builtInEncoding: false)
     }
 
     /// Keeps a value that could not be encoded: the statement that would store it throws `error`.
@@ -528,12 +541,14 @@ public final class Record: Sendable {
         store(column, .null, swiftValue: value, encodingError: conversion)
     }
 
-    private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?) {
+    /// `builtInEncoding`: `encoded` came from the record's registry (see `Kept`).
+    private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?,
+                       builtInEncoding: Bool = true) {
         lock.withLock { _ in
             let i = position(creating: column)
             willMutate()
             values[i] = encoded
-            var cell = Cell.written(swiftValue, encoded: encoded)
+            var cell = Cell.written(swiftValue, encoded: encoded, builtIn: builtInEncoding && layout.registry.fastPathEnabled)
             cell.encodingError = encodingError.map(ErrorBox.init)
             ensureCells()
             cells![i] = cell

@@ -87,12 +87,12 @@ final class RowLayout: Sendable {
         a.count == b.count && zip(a, b).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
     }
 
-    /// `sameSpelling(names, other)` for `other` all ASCII (the caller packed each name): this
-    /// layout's names must be ASCII too, and then Swift's `==` compares bytes (no two ASCII
-    /// spellings are canonically equivalent) and takes its fast path for equal small strings.
     /// Whether every name is ASCII.
     var isASCII: Bool { packedNames != nil }
 
+    /// `sameSpelling(names, other)` for `other` all ASCII (the caller packed each name): this
+    /// layout's names must be ASCII too, and then Swift's `==` compares bytes (no two ASCII
+    /// spellings are canonically equivalent) and takes its fast path for equal small strings.
     func hasASCIINames(_ other: [String]) -> Bool {
         guard packedNames != nil, names.count == other.count else { return false }
         for i in names.indices where names[i] != other[i] { return false }
