@@ -106,90 +106,13 @@ public final class Record: Sendable {
     }
 
     struct Cell {
-        /// The value written, when the stored value alone does not give it back.
-        var kept: Kept = .none
+        /// The converted value of the first typed read, or the value written.
+        var swiftValue: Any?
+        var hasSwiftValue = false
         var modified = false
         /// Why the written value could not be encoded; thrown by the statement that would store it.
         /// Boxed so that the common cell stays small (records with cached values are kept by the thousand).
         var encodingError: ErrorBox?
-
-        var hasSwiftValue: Bool {
-            if case .none = kept { return false }
-            return true
-        }
-
-        /// The value written, rebuilt from `stored` (the column's stored value) where it can be.
-        func swiftValue(stored: DatabaseValue) -> Any? {
-            switch kept {
-            case .none: return nil
-            case .stored: return stored.storedValue
-            case .int: if case .integer(let integer) = stored { return Int(integer) }
-            case .bool: if case .integer(let integer) = stored { return integer != 0 }
-            case .value(let value): return value
-            }
-            return nil
-        }
-
-        /// A modified cell for `value` (unwrapped), written as `encoded`.
-        static func written(_ value: Any?, encoded: DatabaseValue, builtIn: Bool) -> Cell {
-            Cell(kept: Kept(value, encoded: encoded, builtIn: builtIn), modified: true)
-        }
-    }
-
-    /// What a cell keeps of the value written. Under the built-in rules (`builtIn`: no converter
-    /// replaces them) a String, Double or Data reads back from its stored TEXT, REAL or BLOB as
-    /// it was, and an Int or Bool from its INTEGER given its type: only that is kept for those,
-    /// so that building a record copies no existential per column. A replaced converter may
-    /// store anything: then the value itself is kept.
-    enum Kept {
-        /// Nothing written (or NULL): a typed read may keep its conversion.
-        case none
-        /// The stored value is the value written (a String, Double or Data).
-        case stored
-        case int
-        case bool
-        case value(Any)
-
-        /// What to keep of `value` written as a column (an Optional is kept as what it wraps).
-        @inline(__always)
-        init(written value: Any?, encoded: DatabaseValue, builtIn: Bool) {
-            guard let value else {
-                self = .none
-                return
-            }
-            if builtIn, case .integer = encoded, ObjectIdentifier(Swift.type(of: value)) == ObjectIdentifier(Int.self) {
-                self = .int
-                return
-            }
-            self.init(Record.isPlainValue(value) ? value : (value as? any OptionalProtocol)?.unwrapped ?? value,
-                      encoded: encoded, builtIn: builtIn)
-        }
-
-        init(_ value: Any?, encoded: DatabaseValue, builtIn: Bool) {
-            guard let value else {
-                self = .none
-                return
-            }
-            guard builtIn else {
-                self = .value(value)
-                return
-            }
-            let type = ObjectIdentifier(Swift.type(of: value))
-            switch encoded {
-            case .integer:
-                if type == ObjectIdentifier(Int.self) { self = .int; return }
-                if type == ObjectIdentifier(Bool.self) { self = .bool; return }
-            case .text:
-                if type == ObjectIdentifier(String.self) { self = .stored; return }
-            case .real:
-                if type == ObjectIdentifier(Double.self) { self = .stored; return }
-            case .blob:
-                if type == ObjectIdentifier(Data.self) { self = .stored; return }
-            case .null:
-                break
-            }
-            self = .value(value)
-        }
     }
 
     final class ErrorBox: Sendable {
@@ -251,7 +174,6 @@ public final class Record: Sendable {
         var names: [String] = []
         var packed: [PackedName?] = []
         var allASCII = true
-        let builtIn = registry.fastPathEnabled
         for (name, value) in pairs {
             let encoded: DatabaseValue
             do {
@@ -259,7 +181,8 @@ public final class Record: Sendable {
             } catch let error as ConversionError {
                 throw error.inColumn(name)
             }
-            let cell = Cell(kept: Kept(written: value, encoded: encoded, builtIn: builtIn), modified: true)
+            let swiftValue = value.flatMap { Self.isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
+            let cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
             if reuse.matches(name) {
                 values.append(encoded)
                 cells.append(cell)
@@ -498,7 +421,7 @@ public final class Record: Sendable {
     }
 
     private func currentValue(at i: Int) -> Any? {
-        if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue(stored: values[i]) }
+        if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue }
         if let kept = convertedValue(at: i) { return kept }
         if isMarkedDate(i), let date = try? DateConverter().decode(values[i]) { return date }
         return values[i].storedValue
@@ -529,8 +452,7 @@ public final class Record: Sendable {
 
     /// Writes a value already encoded (a model's JSON column) and marks the column modified.
     func set(_ column: String, encoded: DatabaseValue, swiftValue: Any?) {
-        // Encoded elsewhere (JSON text, say): the stored form is not the built-in one, so the value itself is kept.
-        store(column, encoded, swiftValue: swiftValue, encodingError: nil, builtInEncoding: false)
+        store(column, encoded, swiftValue: swiftValue, encodingError: nil)
     }
 
     /// Keeps a value that could not be encoded: the statement that would store it throws `error`.
@@ -541,14 +463,12 @@ public final class Record: Sendable {
         store(column, .null, swiftValue: value, encodingError: conversion)
     }
 
-    /// `builtInEncoding`: `encoded` came from the record's registry (see `Kept`).
-    private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?,
-                       builtInEncoding: Bool = true) {
+    private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?) {
         lock.withLock { _ in
             let i = position(creating: column)
             willMutate()
             values[i] = encoded
-            var cell = Cell.written(swiftValue, encoded: encoded, builtIn: builtInEncoding && layout.registry.fastPathEnabled)
+            var cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
             cell.encodingError = encodingError.map(ErrorBox.init)
             ensureCells()
             cells![i] = cell
@@ -640,7 +560,7 @@ public final class Record: Sendable {
 
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
-        let cached = cells?[i].swiftValue(stored: values[i]) ?? convertedValue(at: i)
+        let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: i)
         return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry, invalidText: values.invalidText(at: i))
     }
 
@@ -693,7 +613,7 @@ public final class Record: Sendable {
         if flags.load(ordering: .acquiring) & (Self.mutatedBit | Self.keptBit) != 0 {
             let kept = lock.withLock { _ -> Any? in
                 guard index < values.count else { return nil }
-                return cells?[index].swiftValue(stored: values[index]) ?? convertedValue(at: index)
+                return (cells?[index]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: index)
             }
             if let kept { return kept as? URL }
         }
