@@ -211,11 +211,6 @@ import Testing
     }
 
     @Test func aContextThatReplacesIntBindsThroughItsConverter() throws {
-        struct TenfoldInt: TypeConverter {
-            var storageType: StorageType { .integer }
-            func encode(_ value: Int) throws -> DatabaseValue { .integer(Int64(value) * 10) }
-            func decode(_ value: DatabaseValue) throws -> Int { try IntegerConverter<Int>().decode(value) / 10 }
-        }
         try withDatabase { t in
             t.context.register(converter: TenfoldInt())
             try t.db.update("create table v (x)")

@@ -57,11 +57,6 @@ struct LayoutReuseTests {
     }
 
     @Test func underAConverterThatReplacesIntTheWrittenValueItselfIsKept() throws {
-        struct TenfoldInt: TypeConverter {
-            var storageType: StorageType { .integer }
-            func encode(_ value: Int) throws -> DatabaseValue { .integer(Int64(value) * 10) }
-            func decode(_ value: DatabaseValue) throws -> Int { try IntegerConverter<Int>().decode(value) / 10 }
-        }
         try withDatabase { t in
             t.context.register(converter: TenfoldInt())
             let r = try #require(try t.db.findFirst("select 1 as n, 'a' as s"))

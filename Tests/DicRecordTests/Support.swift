@@ -224,3 +224,11 @@ func runProcess(_ executable: URL, _ arguments: [String], scratch folder: URL, t
     return ProcessRun(status: process.terminationStatus, output: try Data(contentsOf: outURL),
                       errors: String(decoding: try Data(contentsOf: errURL), as: UTF8.self), timedOut: timedOut)
 }
+
+/// A converter that replaces Int: it stores ten times the value (a context registers it to see
+/// that its own converter, not the built-in rule, binds and reads).
+struct TenfoldInt: TypeConverter {
+    var storageType: StorageType { .integer }
+    func encode(_ value: Int) throws -> DatabaseValue { .integer(Int64(value) * 10) }
+    func decode(_ value: DatabaseValue) throws -> Int { try IntegerConverter<Int>().decode(value) / 10 }
+}
