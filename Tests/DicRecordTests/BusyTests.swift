@@ -168,4 +168,85 @@ struct BusyTests {
             #expect(error.extendedResultCode == 1299)       // SQLITE_CONSTRAINT_NOTNULL
         }
     }
+
+    /// The synchronous calls, from an async test.
+    private static func syncUpdate(_ db: Db, _ sql: String) throws -> Int { try db.update(sql) }
+    private static func isInTransaction(_ db: Db) throws -> Bool { try db.execute { $0.isInTransaction } }
+
+    // An async transaction first tries the task's own cooperative thread with SQLite's busy wait
+    // off; a lock held elsewhere moves it to a pool thread, where it waits as a sync one does.
+
+    @Test func anAsyncTransactionWaitsForAnotherConnectionsLockThenSucceeds() async throws {
+        try await withDatabase(options: Self.options(busyTimeout: 5)) { t in
+            try await t.db.update("create table item(id integer primary key, name text not null)")
+            let other = try OtherConnection(path: t.path)
+
+            try other.execute("BEGIN IMMEDIATE; insert into item(name) values ('other-1')")
+            var committer = Self.commitLater(other, after: 0.3)
+            #expect(try await t.db.tx { db in
+                try await db.update("insert into item(name) values ('context-1')")
+                return true
+            })
+            Self.expectFinished(committer)
+
+            // The busy wait is back on after the attempt: a sync write waits for the lock again.
+            try other.execute("BEGIN IMMEDIATE; insert into item(name) values ('other-2')")
+            committer = Self.commitLater(other, after: 0.3)
+            #expect(try Self.syncUpdate(t.db, "insert into item(name) values ('context-2')") == 1)
+            Self.expectFinished(committer)
+
+            // And after an async transaction that ran on the task's thread.
+            #expect(try await t.db.tx { db in try await db.update("insert into item(name) values ('context-3')") == 1 })
+            try other.execute("BEGIN IMMEDIATE; insert into item(name) values ('other-3')")
+            committer = Self.commitLater(other, after: 0.3)
+            #expect(try Self.syncUpdate(t.db, "insert into item(name) values ('context-4')") == 1)
+            Self.expectFinished(committer)
+
+            #expect(try Self.names(t.db) == ["other-1", "context-1", "other-2", "context-2", "context-3", "other-3", "context-4"])
+        }
+    }
+
+    @Test func anAsyncTransactionBlockedLongerThanTheBusyTimeoutThrowsBusyAfterWaiting() async throws {
+        try await withDatabase(configName: "inventory", options: Self.options(busyTimeout: 0.2)) { t in
+            try await t.db.update("create table item(id integer primary key, name text not null)")
+            let other = try OtherConnection(path: t.path)
+            try other.execute("BEGIN IMMEDIATE; insert into item(name) values ('other')")
+
+            let error = try await #require(throws: DicRecordError.self) {
+                try await t.db.tx { db in try await db.update("insert into item(name) values ('blocked')"); return true }
+            }
+            #expect(error.kind == .busy)
+            #expect(error.sql == "BEGIN IMMEDIATE")
+            // It waited out the busy timeout (on a pool thread), rather than failing at once.
+            #expect(error.message.hasPrefix("database is locked: config 'inventory' waited "))
+            #expect(error.message.contains("(busy timeout 0.2 s)"))
+            #expect(try !Self.isInTransaction(t.db))
+
+            try other.execute("COMMIT")
+            #expect(try await t.db.tx { db in try await db.update("insert into item(name) values ('after')") == 1 })
+            #expect(try Self.names(t.db) == ["other", "after"])
+        }
+    }
+
+    /// Without readers (rollback journal), an awaited read tries the writer on the task's thread
+    /// with the busy wait off; a lock held elsewhere moves it to a pool thread, where it waits.
+    @Test func anAwaitedReadInRollbackJournalModeWaitsForAnotherConnectionsLock() async throws {
+        try await withDatabase(options: Self.options(busyTimeout: 5, journalMode: .delete)) { t in
+            try await t.db.update("create table item(id integer primary key, name text not null)")
+            try await t.db.update("insert into item(name) values ('kept')")
+            #expect(try await t.db.query("select name from item order by id", as: String.self) == ["kept"])
+            let other = try OtherConnection(path: t.path)
+
+            try other.execute("BEGIN EXCLUSIVE; insert into item(name) values ('other-1')")
+            var committer = Self.commitLater(other, after: 0.3)
+            #expect(try await t.db.query("select name from item order by id", as: String.self) == ["kept", "other-1"])
+            Self.expectFinished(committer)
+
+            // The busy wait is back on for the synchronous API.
+            try other.execute("BEGIN EXCLUSIVE; insert into item(name) values ('other-2')")
+            committer = Self.commitLater(other, after: 0.3)
+            #expect(try Self.names(t.db) == ["kept", "other-1", "other-2"])
+            Self.expectFinished(committer)
+        }
+    }
 }

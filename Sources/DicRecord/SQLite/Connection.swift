@@ -99,7 +99,29 @@ public final class Connection: @unchecked Sendable {
         self.busyTimeout = busyTimeout
         cache = StatementCache(capacity: statementCacheSize)
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, Int32(max(0, min(busyTimeout * 1000, Double(Int32.max)))))
+        try setBusyTimeout(Self.milliseconds(busyTimeout))
+    }
+
+    private static func milliseconds(_ seconds: Double) -> Int32 {
+        Int32(max(0, min(seconds * 1000, Double(Int32.max))))
+    }
+
+    /// Runs `body` with SQLite's busy handler off: a lock another process holds fails at once
+    /// (`.busy`) instead of sleeping up to the busy timeout. For work on a thread of Swift's
+    /// cooperative pool, which must not sleep.
+    func withoutBusyWait<T>(_ body: () throws -> T) throws -> T {
+        try setBusyTimeout(0)
+        let result = Result { try body() }
+        try setBusyTimeout(Self.milliseconds(busyTimeout))
+        return try result.get()
+    }
+
+    private func setBusyTimeout(_ milliseconds: Int32) throws {
+        let code = sqlite3_busy_timeout(sqliteHandle, milliseconds)
+        guard code == SQLITE_OK else {
+            throw DatabaseError(resultCode: code, message: "cannot set the busy timeout of config '\(configName)': \(String(cString: sqlite3_errstr(code)))",
+                                configName: configName)
+        }
     }
 
     deinit {
