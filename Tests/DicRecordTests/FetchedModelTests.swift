@@ -112,6 +112,27 @@ struct FetchedModelTests {
         }
     }
 
+    @Test(arguments: Engine.available) func aPageOfModelsReadsItsRowsInPlaceAndChecksThem(engine: Engine) throws {
+        try withItems(engine) { t throws in
+            let page = try InPlaceItem.dao.paginate(2, 10, "select *", "from in_place_item order by id")
+            #expect(page.totalRow == 30)
+            #expect(page.list.count == 10)
+            for (offset, item) in page.list.enumerated() {
+                let i = 10 + offset
+                #expect(item.recordIfMade == nil)   // no record made for the page's rows
+                #expect(item.id == i + 1)
+                #expect(item.name == "n\(i)")
+                #expect(item.score == i)
+                #expect(item.born == Date(timeIntervalSince1970: Double(i) * 1_000))
+            }
+            // A stored value that does not convert fails the page's load, as it fails a find's.
+            let error = #expect(throws: ConversionError.self) {
+                _ = try InPlaceItem.dao.paginate(2, 10, "select id, name, 'x' || score as score", "from in_place_item order by id")
+            }
+            #expect(error?.column == "score")
+        }
+    }
+
     @Test func aNewModelMakesItsRecordOnlyWhenUsed() throws {
         try withDatabase { t throws in
             t.context.register(InPlaceItem.self)

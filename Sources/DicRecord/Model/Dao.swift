@@ -169,7 +169,7 @@ public struct Dao<M: Model>: Sendable {
                         _ arguments: Arguments) throws -> Page<M> {
         let (db, schema) = try target()
         return try db.paginate(pageNumber, pageSize, select, sqlExceptSelect, arguments) { sql in
-            try models(db.findRecords(sql, arguments), schema: schema)
+            try models(db.findRows(sql, arguments), schema: schema)
         }
     }
 
