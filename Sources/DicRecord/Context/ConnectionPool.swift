@@ -262,7 +262,16 @@ final class ConnectionPool: @unchecked Sendable {
         } onCancel: {
             dropWaiter(waiter, with: CancellationError())
         }
+        // Every resume runs under `writerGate`: taking it once here orders what the resuming
+        // thread did in `resume` before what this task does next, for ThreadSanitizer too (a
+        // resume can land before the task has suspended, and the runtime's handshake is invisible to it).
+        orderAfterResume()
         return writer
+    }
+
+    private func orderAfterResume() {
+        writerGate.lock()
+        writerGate.unlock()
     }
 
     /// How many async transactions wait for the writer now (for tests).
@@ -291,8 +300,8 @@ final class ConnectionPool: @unchecked Sendable {
             return
         }
         writerTasks.remove(at: index)
-        writerGate.unlock()
         waiter.resume(throwing: error)
+        writerGate.unlock()
     }
 
     /// One timer for all the tasks waiting for the writer, at the earliest deadline among them
@@ -308,13 +317,13 @@ final class ConnectionPool: @unchecked Sendable {
         writerTasks.removeAll { $0.deadline <= now }
         let next = writerTasks.map(\.deadline).min()
         watchdogArmed = next != nil
-        writerGate.unlock()
-        if let next { armWatchdog(at: next) }
         for waiter in overdue {
             waiter.resume(throwing: DicRecordError(.busy,
                 "database is locked: waited \(busyTimeout) s for the writer of config '\(configName)', held by another task or thread",
                 configName: configName))
         }
+        writerGate.unlock()
+        if let next { armWatchdog(at: next) }
     }
 
     /// Whether reads run beside the writer (a WAL file): then a COMMIT never waits for a reader,
@@ -399,19 +408,18 @@ final class ConnectionPool: @unchecked Sendable {
             writerBusy = false
             writer?.close()
             writerGate.broadcast()
-            let waiting = writerTasks
+            for waiter in writerTasks { waiter.resume(throwing: closedError()) }
             writerTasks = []
             writerGate.unlock()
-            for waiter in waiting { waiter.resume(throwing: closedError()) }
             return
         }
         if !writerTasks.isEmpty, writerThreads == 0 || !lastWentToTask {
             let next = writerTasks.removeFirst()
             lastWentToTask = true
             writerHeldByTask = false
-            writerGate.unlock()
             // The writer stays busy: it is the task's now.
             next.continuation?.resume()
+            writerGate.unlock()
             return
         }
         writerBusy = false
@@ -494,10 +502,9 @@ final class ConnectionPool: @unchecked Sendable {
             writer?.close()
         }
         writerGate.broadcast()
-        let waiting = writerTasks
+        for waiter in writerTasks { waiter.resume(throwing: closedError()) }
         writerTasks = []
         writerGate.unlock()
-        for waiter in waiting { waiter.resume(throwing: closedError()) }
 
         readerGate.lock()
         let me = ObjectIdentifier(leases)
