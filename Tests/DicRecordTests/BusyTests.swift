@@ -173,8 +173,8 @@ struct BusyTests {
     private static func syncUpdate(_ db: Db, _ sql: String) throws -> Int { try db.update(sql) }
     private static func isInTransaction(_ db: Db) throws -> Bool { try db.execute { $0.isInTransaction } }
 
-    // An async transaction first tries the task's own cooperative thread with SQLite's busy wait
-    // off; a lock held elsewhere moves it to a pool thread, where it waits as a sync one does.
+    // An async transaction waits for another connection's lock as a sync one does (on DicRecord's
+    // threads), and leaves SQLite's busy wait as it was.
 
     @Test func anAsyncTransactionWaitsForAnotherConnectionsLockThenSucceeds() async throws {
         try await withDatabase(options: Self.options(busyTimeout: 5)) { t in
@@ -195,7 +195,7 @@ struct BusyTests {
             #expect(try Self.syncUpdate(t.db, "insert into item(name) values ('context-2')") == 1)
             Self.expectFinished(committer)
 
-            // And after an async transaction that ran on the task's thread.
+            // And after another async transaction.
             #expect(try await t.db.tx { db in try await db.update("insert into item(name) values ('context-3')") == 1 })
             try other.execute("BEGIN IMMEDIATE; insert into item(name) values ('other-3')")
             committer = Self.commitLater(other, after: 0.3)
@@ -217,7 +217,7 @@ struct BusyTests {
             }
             #expect(error.kind == .busy)
             #expect(error.sql == "BEGIN IMMEDIATE")
-            // It waited out the busy timeout (on a pool thread), rather than failing at once.
+            // It waited out the busy timeout, rather than failing at once.
             #expect(error.message.hasPrefix("database is locked: config 'inventory' waited "))
             #expect(error.message.contains("(busy timeout 0.2 s)"))
             #expect(try !Self.isInTransaction(t.db))

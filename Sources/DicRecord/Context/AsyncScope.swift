@@ -32,15 +32,10 @@ final class TransactionLease: @unchecked Sendable {
 
     /// Runs `body` with the connection once it is this call's turn (the pool installs it as its
     /// thread's connection inside `body`), or returns nil when the transaction has already ended
-    /// (a task that outlived it is no part of it). With `wait` false (a cooperative thread, which
-    /// must not wait for other tasks), throws `WouldBlock` when it is not this call's turn now.
-    func join<T>(wait: Bool = true, _ body: (any EngineConnection) throws -> T) throws -> T? {
+    /// (a task that outlived it is no part of it).
+    func join<T>(_ body: (any EngineConnection) throws -> T) throws -> T? {
         let chain = AsyncScope.nesting
         condition.lock()
-        if !wait && !ended && (inUse || !admits(chain)) {
-            condition.unlock()
-            throw WouldBlock()
-        }
         let deadline = Date(timeIntervalSinceNow: busyTimeout)
         while !ended && (inUse || !admits(chain)) {
             if !condition.wait(until: deadline) && !ended && (inUse || !admits(chain)) {

@@ -22,15 +22,6 @@ final class ConnectionPool: @unchecked Sendable {
 
     private let writerGate = NSCondition()
     private var writerBusy = false          // guarded by writerGate
-    /// Async transactions waiting for the writer without a thread, first come first served.
-    private var writerTasks: [WriterWaiter] = []   // guarded by writerGate
-    /// Threads waiting for the writer, and whether the writer last went to a task: when both
-    /// wait, they take turns.
-    private var writerThreads = 0                  // guarded by writerGate
-    private var lastWentToTask = false             // guarded by writerGate
-    private var watchdogArmed = false              // guarded by writerGate
-    /// Whether the writer is held by an async transaction on a cooperative thread.
-    private var writerHeldByTask = false           // guarded by writerGate
     private let readerGate = NSCondition()
     private var idleReaders: [Connection] = []  // guarded by readerGate
     private var openReaders = 0                  // guarded by readerGate
@@ -61,17 +52,10 @@ final class ConnectionPool: @unchecked Sendable {
         }
         let leases = ThreadLeases.current
         if leases.writers[id] != nil { return try body(writer) }
-        if leases.mustNotWait {
-            // An async call trying its caller's thread: inside the task's async transaction it runs
-            // on the transaction's connection when that is free at once. Other writes move to a
-            // pool thread (SQLite's busy handler may sleep while another process holds the file,
-            // and a cooperative thread must not).
-            if let lease = AsyncScope.lease(for: id),
-               let result = try lease.join(wait: false, { _ in try holdingNow(writer, leases, body) }) {
-                return result
-            }
-            throw WouldBlock()
-        }
+        // An async call trying its caller's thread: writes always move to a pool thread (SQLite's
+        // busy handler may sleep while another process holds the file, and a cooperative thread
+        // must not).
+        if leases.mustNotWait { throw WouldBlock() }
         if let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) { return result }
         try refuseInsideOnOpen(leases)
         try acquireWriter()
@@ -94,7 +78,8 @@ final class ConnectionPool: @unchecked Sendable {
     /// An async read on its caller's thread, in a pool with no readers (reads run on the writer):
     /// on the writer if it is free now, with SQLite's busy wait off (a lock another process holds
     /// makes the read move to a pool thread, where it waits: a read that got SQLITE_BUSY ran
-    /// nothing the caller sees). Else `WouldBlock`.
+    /// nothing the caller sees). Else `WouldBlock`. The read runs no user code and never
+    /// suspends: the writer is held for one call on this thread.
     private func readOnWriterIfFree<T>(_ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T {
         guard let writer else { throw WouldBlock() }
         writerGate.lock()
@@ -103,7 +88,6 @@ final class ConnectionPool: @unchecked Sendable {
             throw WouldBlock()
         }
         writerBusy = true
-        writerHeldByTask = false  // held for this call only, with no suspension
         writerGate.unlock()
         leases.mustNotWait = false
         leases.writers[id] = writer
@@ -123,12 +107,6 @@ final class ConnectionPool: @unchecked Sendable {
         }
         try endStrayTransaction(writer)
         return result
-    }
-
-    /// `holding`, for an async call that got its connection without waiting: what it calls next may wait.
-    private func holdingNow<T>(_ writer: Connection, _ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T {
-        leases.mustNotWait = false
-        return try holding(writer, leases, body)
     }
 
     /// Runs `body` with `writer` installed as this thread's (an async transaction's turn).
@@ -164,12 +142,9 @@ final class ConnectionPool: @unchecked Sendable {
         let leases = ThreadLeases.current
         if let writer = leases.writers[id] { return try body(writer) }
         if leases.mustNotWait {
-            // An async call on its caller's thread: its async transaction's connection or an idle
-            // reader, free now, or the call moves to a pool thread.
-            if let writer, let lease = AsyncScope.lease(for: id) {
-                if let result = try lease.join(wait: false, { _ in try holdingNow(writer, leases, body) }) { return result }
-                throw WouldBlock()
-            }
+            // An async call on its caller's thread: an idle reader or (with no readers) the writer,
+            // free now, or the call moves to a pool thread.
+            guard writer == nil || AsyncScope.lease(for: id) == nil else { throw WouldBlock() }
             guard maxReaders > 0 else { return try readOnWriterIfFree(leases, body) }
             guard let reader = try acquireIdleReader(for: leases) else { throw WouldBlock() }
             leases.mustNotWait = false
@@ -211,125 +186,6 @@ final class ConnectionPool: @unchecked Sendable {
         return writer
     }
 
-    /// For an async transaction on a cooperative thread, which must not wait: the writer when it
-    /// is free at once, else nil (and nothing changed).
-    func tryLeaseWriterForTask() throws -> Connection? {
-        guard let writer else {
-            throw DicRecordError(.readonly, "config '\(configName)' is readonly: writes are refused", configName: configName)
-        }
-        writerGate.lock()
-        defer { writerGate.unlock() }
-        if isClosed { throw closedError() }
-        guard !writerBusy else { return nil }
-        writerBusy = true
-        writerHeldByTask = true
-        return writer
-    }
-
-    /// For an async transaction on pool threads: the writer, waited for (as `leaseWriter` waits,
-    /// up to the busy timeout) with the task suspended rather than a thread blocked.
-    /// `returnWriter()` gives it back.
-    func leaseWriterSuspending() async throws -> Connection {
-        guard let writer else {
-            throw DicRecordError(.readonly, "config '\(configName)' is readonly: writes are refused", configName: configName)
-        }
-        let waiter = WriterWaiter()
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                writerGate.lock()
-                if isClosed {
-                    writerGate.unlock()
-                    continuation.resume(throwing: closedError())
-                } else if !writerBusy {
-                    writerBusy = true
-                    writerHeldByTask = false
-                    writerGate.unlock()
-                    continuation.resume()
-                } else if waiter.isCancelled {
-                    writerGate.unlock()
-                    continuation.resume(throwing: CancellationError())
-                } else {
-                    // It gives up after the busy timeout, as a thread waiting for the writer does.
-                    waiter.continuation = continuation
-                    waiter.deadline = .now() + busyTimeout
-                    writerTasks.append(waiter)
-                    let arm = !watchdogArmed
-                    watchdogArmed = true
-                    writerGate.unlock()
-                    if arm { armWatchdog(at: waiter.deadline) }
-                }
-            }
-        } onCancel: {
-            dropWaiter(waiter, with: CancellationError())
-        }
-        // Every resume runs under `writerGate`: taking it once here orders what the resuming
-        // thread did in `resume` before what this task does next, for ThreadSanitizer too (a
-        // resume can land before the task has suspended, and the runtime's handshake is invisible to it).
-        orderAfterResume()
-        return writer
-    }
-
-    private func orderAfterResume() {
-        writerGate.lock()
-        writerGate.unlock()
-    }
-
-    /// How many async transactions wait for the writer now (for tests).
-    var tasksWaitingForWriter: Int {
-        writerGate.lock()
-        defer { writerGate.unlock() }
-        return writerTasks.count
-    }
-
-    /// Whether async transactions may hold the writer on cooperative threads: not once a
-    /// synchronous write, on a thread that runs a task (a cooperative one), has had to wait for a
-    /// transaction of a task: enough such waits could block every cooperative thread while that
-    /// transaction needs one to go on. From then on async transactions run on pool threads.
-    var lendsWriterToTasks: Bool { !blockingWritesInTasks.load(ordering: .relaxed) }
-
-    private let blockingWritesInTasks = Atomic<Bool>(false)
-
-    /// A cancelled task: takes `waiter` out of the queue, when it is still there, and resumes it
-    /// with `CancellationError`.
-    private func dropWaiter(_ waiter: WriterWaiter, with error: CancellationError) {
-        writerGate.lock()
-        guard let index = writerTasks.firstIndex(where: { $0 === waiter }) else {
-            // Not queued yet (the wait has not begun: it will not) or already given the writer.
-            waiter.isCancelled = true
-            writerGate.unlock()
-            return
-        }
-        writerTasks.remove(at: index)
-        waiter.resume(throwing: error)
-        writerGate.unlock()
-    }
-
-    /// One timer for all the tasks waiting for the writer, at the earliest deadline among them
-    /// (a timer per wait would cost more than the wait).
-    private func armWatchdog(at deadline: DispatchTime) {
-        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in self?.dropOverdueWaiters() }
-    }
-
-    private func dropOverdueWaiters() {
-        writerGate.lock()
-        let now = DispatchTime.now()
-        let overdue = writerTasks.filter { $0.deadline <= now }
-        writerTasks.removeAll { $0.deadline <= now }
-        let next = writerTasks.map(\.deadline).min()
-        watchdogArmed = next != nil
-        for waiter in overdue {
-            waiter.resume(throwing: DicRecordError(.busy,
-                "database is locked: waited \(busyTimeout) s for the writer of config '\(configName)', held by another task or thread",
-                configName: configName))
-        }
-        writerGate.unlock()
-        if let next { armWatchdog(at: next) }
-    }
-
-    /// Whether reads run beside the writer (a WAL file): then a COMMIT never waits for a reader,
-    /// of this process or another.
-    var readsBesideWriter: Bool { maxReaders > 0 }
-
     func returnWriter() {
         releaseWriter()
     }
@@ -359,7 +215,6 @@ final class ConnectionPool: @unchecked Sendable {
             return nil
         }
         writerBusy = true
-        writerHeldByTask = false
         writerGate.unlock()
         defer { releaseWriter() }
         return try body(writer)
@@ -382,12 +237,6 @@ final class ConnectionPool: @unchecked Sendable {
         writerGate.lock()
         defer { writerGate.unlock() }
         let deadline = Date(timeIntervalSinceNow: busyTimeout)
-        writerThreads += 1
-        defer { writerThreads -= 1 }
-        if writerBusy, writerHeldByTask, !blockingWritesInTasks.load(ordering: .relaxed),
-           !ThreadLeases.current.isPoolThread, withUnsafeCurrentTask(body: { $0 != nil }) {
-            blockingWritesInTasks.store(true, ordering: .relaxed)
-        }
         while writerBusy || isClosed {
             if isClosed { throw closedError() }
             if !writerGate.wait(until: deadline) && writerBusy {
@@ -396,34 +245,18 @@ final class ConnectionPool: @unchecked Sendable {
             }
         }
         writerBusy = true
-        writerHeldByTask = false
-        lastWentToTask = false
     }
 
-    /// Hands the writer back; once the context has stopped, closes it (never while in use). A
-    /// task waiting for it gets it directly (a waiting thread, every other turn).
+    /// Hands the writer back; once the context has stopped, closes it (never while in use).
     private func releaseWriter() {
         writerGate.lock()
+        writerBusy = false
         if isClosed {
-            writerBusy = false
             writer?.close()
             writerGate.broadcast()
-            for waiter in writerTasks { waiter.resume(throwing: closedError()) }
-            writerTasks = []
-            writerGate.unlock()
-            return
+        } else {
+            writerGate.signal()
         }
-        if !writerTasks.isEmpty, writerThreads == 0 || !lastWentToTask {
-            let next = writerTasks.removeFirst()
-            lastWentToTask = true
-            writerHeldByTask = false
-            // The writer stays busy: it is the task's now.
-            next.continuation?.resume()
-            writerGate.unlock()
-            return
-        }
-        writerBusy = false
-        writerGate.signal()
         writerGate.unlock()
     }
 
@@ -502,8 +335,6 @@ final class ConnectionPool: @unchecked Sendable {
             writer?.close()
         }
         writerGate.broadcast()
-        for waiter in writerTasks { waiter.resume(throwing: closedError()) }
-        writerTasks = []
         writerGate.unlock()
 
         readerGate.lock()
@@ -523,18 +354,5 @@ final class ConnectionPool: @unchecked Sendable {
 
     private func closedError() -> DicRecordError {
         DicRecordError(.notStarted, "config '\(configName)' was stopped", configName: configName)
-    }
-}
-
-/// An async transaction waiting for a pool's writer. Its fields are guarded by the pool's
-/// `writerGate` until it leaves the queue; then only the code that took it out uses them.
-private final class WriterWaiter: @unchecked Sendable {
-    var continuation: UnsafeContinuation<Void, any Error>?
-    var deadline = DispatchTime.now()
-    /// Cancelled before its wait began: it does not queue.
-    var isCancelled = false
-
-    func resume(throwing error: any Error) {
-        continuation?.resume(throwing: error)
     }
 }

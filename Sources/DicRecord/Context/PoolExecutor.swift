@@ -30,8 +30,9 @@ extension BlockingPool {
     /// the task prefers an executor of its own (a NIO event loop): its threads are not ours to use.
     static func performForTask<T>(tryHere: Bool = false, _ work: () throws -> T) async throws -> sending T {
         try Task.checkCancellation()
-        if ThreadLeases.current.isPoolThread { return try await inline(work) }
-        if tryHere, isCooperativeTask {
+        let leases = ThreadLeases.current
+        if leases.isPoolThread { return try await inline(work) }
+        if tryHere, withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor == nil }) {
             do {
                 return try await inline {
                     // Set and cleared with no suspension between: the flag never leaks to another task.
@@ -44,12 +45,6 @@ extension BlockingPool {
         }
         let result = try await withTaskExecutorPreference(PoolExecutor.shared) { Handover(value: try await inline(work)) }
         return result.value
-    }
-
-    /// Whether the calling task runs on Swift's cooperative pool: not on a pool thread, and with
-    /// no executor preference of its own (a NIO event loop's threads are not ours to use).
-    static var isCooperativeTask: Bool {
-        !ThreadLeases.current.isPoolThread && withUnsafeCurrentTask { task in task.map { $0.unownedTaskExecutor == nil } ?? false }
     }
 
     /// Runs `work` right here, on the pool thread the task runs on.

@@ -73,122 +73,54 @@ extension Db {
     // MARK: Async
 
     func runAsyncTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
-        // On a cooperative thread, a SQLite transaction whose writer is free at once runs right
-        // here, with no hop (`cooperativeTransaction`). Otherwise the whole transaction, body
-        // included, runs on pool threads: the calls in it run inline, and waiting for the writer
-        // blocks no cooperative thread (and, on SQLite, no pool thread either).
-        if BlockingPool.isCooperativeTask, case .done(let result) = try await cooperativeTransaction(body, commit: commit) {
-            return result
-        }
-        return try await withTaskExecutorPreference(PoolExecutor.shared) {
+        // The whole transaction, body included, runs on pool threads: the calls in it run inline,
+        // with no hop per call, and waiting for the writer blocks no cooperative thread.
+        try await withTaskExecutorPreference(PoolExecutor.shared) {
             let context = try self.context()
             // The writer, bound to no thread until the transaction ends: SQLite's, or a connection of the engine's pool.
             let poolID: ObjectIdentifier
-            let leaseWriter: () async throws -> any EngineConnection
+            let leaseWriter: () throws -> any EngineConnection
             let returnWriter: (any EngineConnection) -> Void
             if let engine = try context.externalPool() {
                 (poolID, leaseWriter, returnWriter) = (ObjectIdentifier(engine), engine.leaseWriter, engine.returnWriter)
             } else {
-                // SQLite's writer is waited for with the task suspended: no thread per waiting transaction.
                 let pool = try context.pool()
-                (poolID, leaseWriter, returnWriter) = (ObjectIdentifier(pool), pool.leaseWriterSuspending, { _ in pool.returnWriter() })
+                (poolID, leaseWriter, returnWriter) = (ObjectIdentifier(pool), pool.leaseWriter, { _ in pool.returnWriter() })
             }
             let enclosing = AsyncScope.transactions
             if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
-                return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit, cooperative: false)
+                return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
             }
             try Task.checkCancellation()
-            let connection = try await leaseWriter()
-            return try await holding(connection, poolID: poolID, context, returnWriter: returnWriter) { lease in
-                try control(lease) { try begin(connection, depth: 0, outermost: true) }
-                return try await runBegun(lease, enclosing, context, body, commit: commit, cooperative: false)
+            let connection = try leaseWriter()
+            let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
+                                         busyTimeout: context.options.busyTimeout)
+            AsyncScope.openCount.add(1, ordering: .relaxed)
+            defer {
+                lease.end()
+                AsyncScope.openCount.subtract(1, ordering: .relaxed)
+                returnWriter(connection)
             }
+            let scope = enclosing + [lease]
+            try control(lease) { try begin(connection, depth: 0, outermost: true) }
+            let result: T
+            do {
+                let db = bound(to: context)
+                result = try await AsyncScope.$transactions.withValue(scope) { try await body(db) }
+            } catch {
+                try? control(lease) { abandon(connection, depth: 0) }
+                throw error
+            }
+            let commits = commit(result)
+            try control(lease) { try end(connection, depth: 0, outermost: true, commits: commits) }
+            return result
         }
-    }
-
-    /// Where an async transaction ran: `.elsewhere` when it did not start here (nothing of it ran).
-    private enum Attempt<T> {
-        case done(T)
-        case elsewhere
-    }
-
-    /// An async transaction on the task's own cooperative thread, when that needs no wait: a
-    /// SQLite file in WAL mode (a COMMIT never waits for a reader), the writer free at once, and a
-    /// BEGIN that gets the write lock without SQLite's busy wait (another process may hold it).
-    /// A transaction that would wait runs on pool threads instead, as do the transactions after it
-    /// while they queue: a writer handed from task to task on cooperative threads would make every
-    /// writer depend on a cooperative thread being free (measured: 8 tasks' transfers ran 1.9× raw
-    /// instead of 2.3×, but 64 transactions holding the writer across a sleep timed out while the
-    /// test suite's other tests held the cooperative threads). The body
-    /// runs where the task runs; its calls take the transaction's connection when it is free at
-    /// once and hop only when they would wait for another task's call. Nested transactions run
-    /// here too.
-    private func cooperativeTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> Attempt<T> {
-        let context = try self.context()
-        guard try context.externalPool() == nil else { return .elsewhere }
-        let pool = try context.pool()
-        guard pool.readsBesideWriter, pool.lendsWriterToTasks else { return .elsewhere }
-        let poolID = ObjectIdentifier(pool)
-        let enclosing = AsyncScope.transactions
-        if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
-            return .done(try await nestedAsyncTransaction(outer, enclosing, body, commit: commit, cooperative: true))
-        }
-        try Task.checkCancellation()
-        guard let connection = try pool.tryLeaseWriterForTask() else { return .elsewhere }
-        do {
-            try connection.withoutBusyWait { try begin(connection, depth: 0, outermost: true) }
-        } catch let error as DicRecordError where error.kind == .busy {
-            // Another process holds the write lock: nothing ran, and the wait happens on a pool thread.
-            pool.returnWriter()
-            return .elsewhere
-        } catch {
-            pool.returnWriter()
-            throw error
-        }
-        return .done(try await holding(connection, poolID: poolID, context, returnWriter: { _ in pool.returnWriter() }) { lease in
-            try await runBegun(lease, enclosing, context, body, commit: commit, cooperative: true)
-        })
-    }
-
-    /// Runs `run` with a lease on `connection`, the writer of pool `poolID` that this
-    /// transaction took; gives the writer back once no call uses it any more.
-    private func holding<T>(_ connection: any EngineConnection, poolID: ObjectIdentifier, _ context: DbContext,
-                            returnWriter: (any EngineConnection) -> Void,
-                            _ run: (TransactionLease) async throws -> T) async throws -> T {
-        let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
-                                     busyTimeout: context.options.busyTimeout)
-        AsyncScope.openCount.add(1, ordering: .relaxed)
-        defer {
-            // Waits (a statement's length at most) for a call of a task that outlived the body.
-            lease.end()
-            AsyncScope.openCount.subtract(1, ordering: .relaxed)
-            returnWriter(connection)
-        }
-        return try await run(lease)
-    }
-
-    /// The body of an outermost async transaction whose BEGIN ran, then its COMMIT or rollback.
-    private func runBegun<T>(_ lease: TransactionLease, _ enclosing: [TransactionLease], _ context: DbContext,
-                             _ body: (Db) async throws -> T, commit: (T) -> Bool, cooperative: Bool) async throws -> T {
-        let connection = lease.connection
-        let result: T
-        do {
-            let db = bound(to: context)
-            result = try await AsyncScope.$transactions.withValue(enclosing + [lease]) { try await body(db) }
-        } catch {
-            try? await control(lease, cooperative: cooperative) { abandon(connection, depth: 0) }
-            throw error
-        }
-        let commits = commit(result)
-        try await control(lease, cooperative: cooperative) { try end(connection, depth: 0, outermost: true, commits: commits) }
-        return result
     }
 
     /// A transaction nested in the task's async transaction `lease`: a SAVEPOINT. Nested
     /// transactions at one depth (from concurrent child tasks) take turns.
     private func nestedAsyncTransaction<T>(_ lease: TransactionLease, _ enclosing: [TransactionLease],
-                                           _ body: (Db) async throws -> T, commit: (T) -> Bool,
-                                           cooperative: Bool) async throws -> T {
+                                           _ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
         let level = enclosing.reduce(0) { $0 + ($1 === lease ? 1 : 0) }
         let gate = lease.nestingGate(depth: level)
         await gate.acquire()
@@ -196,7 +128,7 @@ extension Db {
         let connection = lease.connection
         let token = NestingToken()
         let inside = AsyncScope.nesting + [token]
-        let depth = try await control(lease, cooperative: cooperative) { () -> Int in
+        let depth = try control(lease) { () -> Int in
             let depth = connection.transactionDepth
             try begin(connection, depth: depth, outermost: false)
             return depth
@@ -210,14 +142,14 @@ extension Db {
                 try await AsyncScope.$nesting.withValue(inside) { try await body(self) }
             }
         } catch {
-            try? await AsyncScope.$nesting.withValue(inside) {
-                try await control(lease, cooperative: cooperative) { abandon(connection, depth: depth) }
+            try? AsyncScope.$nesting.withValue(inside) {
+                try control(lease) { abandon(connection, depth: depth) }
             }
             throw error
         }
         let commits = commit(result)
-        try await AsyncScope.$nesting.withValue(inside) {
-            try await control(lease, cooperative: cooperative) { try end(connection, depth: depth, outermost: false, commits: commits) }
+        try AsyncScope.$nesting.withValue(inside) {
+            try control(lease) { try end(connection, depth: depth, outermost: false, commits: commits) }
         }
         return result
     }
@@ -229,21 +161,6 @@ extension Db {
             throw DicRecordError(.misuse, "the transaction on config '\(lease.configName)' has already ended", configName: lease.configName)
         }
         return result
-    }
-
-    /// `control`, from a cooperative thread when `cooperative`: right here when the connection is
-    /// free at once, else on a pool thread, where waiting for another task's call blocks nothing.
-    private func control<R>(_ lease: TransactionLease, cooperative: Bool, _ work: () throws -> R) async throws -> R {
-        if cooperative {
-            do {
-                guard let result = try lease.join(wait: false, { _ in try work() }) else {
-                    throw DicRecordError(.misuse, "the transaction on config '\(lease.configName)' has already ended", configName: lease.configName)
-                }
-                return result
-            } catch is WouldBlock {}
-            return try await withTaskExecutorPreference(PoolExecutor.shared) { try control(lease, work) }
-        }
-        return try control(lease, work)
     }
 
     // MARK: The statements of both
