@@ -59,6 +59,13 @@ final class ConnectionPool: @unchecked Sendable {
         if let lease = AsyncScope.lease(for: id), let result = try lease.join({ _ in try holding(writer, leases, body) }) { return result }
         try refuseInsideOnOpen(leases)
         try acquireWriter()
+        return try runTaken(writer, leases, body)
+    }
+
+    /// Runs `body` on `writer`, which this thread has just taken: installed as the thread's while
+    /// it runs, then given back (a transaction left open by raw SQL is rolled back, and throws).
+    @inline(__always)
+    private func runTaken<T>(_ writer: Connection, _ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T {
         leases.writers[id] = writer
         defer {
             leases.writers[id] = nil
@@ -90,23 +97,11 @@ final class ConnectionPool: @unchecked Sendable {
         writerBusy = true
         writerGate.unlock()
         leases.mustNotWait = false
-        leases.writers[id] = writer
-        defer {
-            leases.writers[id] = nil
-            releaseWriter()
-        }
-        let result: T
         do {
-            result = try writer.withoutBusyWait { try body(writer) }
+            return try runTaken(writer, leases) { writer in try writer.withoutBusyWait { try body(writer) } }
         } catch let error as DicRecordError where error.kind == .busy {
-            _ = try? endStrayTransaction(writer)
             throw WouldBlock()
-        } catch {
-            _ = try? endStrayTransaction(writer)
-            throw error
         }
-        try endStrayTransaction(writer)
-        return result
     }
 
     /// Runs `body` with `writer` installed as this thread's (an async transaction's turn).
