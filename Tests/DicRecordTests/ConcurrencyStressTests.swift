@@ -102,14 +102,8 @@ import Testing
                                                 totals: totals, badTotals: badTotals)
                         }
                         group.addTask {
-                            try await onThread {
-                                do {
-                                    try Self.syncWork(db, seed: UInt64(worker) + 101, operations: 1_000, totals: totals, badTotals: badTotals)
-                                } catch {
-                                    failures.add(1)
-                                    throw error
-                                }
-                            }
+                            try await Self.syncWorkOnThread(db, seed: UInt64(worker) + 101, operations: 1_000,
+                                                            totals: totals, badTotals: badTotals, failures: failures)
                         }
                     }
                     try await group.waitForAll()
@@ -132,14 +126,8 @@ import Testing
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for worker in 0..<8 {
                         group.addTask {
-                            try await onThread {
-                                do {
-                                    try Self.syncWork(db, seed: UInt64(worker) + 17, operations: 2_000, totals: totals, badTotals: badTotals)
-                                } catch {
-                                    failures.add(1)
-                                    throw error
-                                }
-                            }
+                            try await Self.syncWorkOnThread(db, seed: UInt64(worker) + 17, operations: 2_000,
+                                                            totals: totals, badTotals: badTotals, failures: failures)
                         }
                     }
                     try await group.waitForAll()
@@ -149,6 +137,19 @@ import Testing
             #expect(badTotals.value == 0)
             #expect(totals.value > 3_000)
             #expect(try await db.queryInt("select sum(balance) from account") == Self.total)
+        }
+    }
+
+    /// `syncWork` on a plain thread of its own, counting a failure before rethrowing it.
+    private static func syncWorkOnThread(_ db: Db, seed: UInt64, operations: Int, totals: Counter, badTotals: Counter,
+                                         failures: Counter) async throws {
+        try await onThread {
+            do {
+                try syncWork(db, seed: seed, operations: operations, totals: totals, badTotals: badTotals)
+            } catch {
+                failures.add(1)
+                throw error
+            }
         }
     }
 
