@@ -112,6 +112,38 @@ struct FetchedModelTests {
         }
     }
 
+    /// The load checks a fetch's rows on their tags (`ModelSchema.tagsTake`): each storage class
+    /// passes or fails as the column-by-column check decides, wherever the row sits in its block.
+    @Test(arguments: Engine.available) func theLoadCheckOnTagsAgreesWithTheColumnCheck(engine: Engine) throws {
+        try withItems(engine) { t throws in
+            let blob = engine == .sqlite ? "x'00ff'" : "'\\x00ff'::bytea"
+            // An INTEGER in a REAL column and a NULL in a NOT NULL one load (the initial value).
+            let loaded = try InPlaceItem.dao.find("select id, name, score, score as ratio from in_place_item order by id")
+            #expect(loaded.count == 30)
+            #expect(loaded[29].ratio == 29)
+            let nulls = try InPlaceItem.dao.find("select id, name, null as score from in_place_item order by id")
+            #expect(nulls.map(\.score) == Array(repeating: 7, count: 30))
+            // A BLOB in the TEXT column fails, and TEXT in the INTEGER column. SQLite's columns mix
+            // storage classes: there the bad value sits in the first, a middle or the last row.
+            let rows = engine == .sqlite ? [1, 17, 30] : [0]
+            for row in rows {
+                let name = engine == .sqlite ? "case when id = \(row) then \(blob) else name end" : blob
+                let error = #expect(throws: ConversionError.self) {
+                    _ = try InPlaceItem.dao.find("select id, \(name) as name from in_place_item order by id")
+                }
+                #expect(error?.column == "name")
+                let score = engine == .sqlite ? "case when id = \(row) then 'seventeen' else score end" : "'seventeen'"
+                let scoreError = #expect(throws: ConversionError.self) {
+                    _ = try InPlaceItem.dao.find("select id, name, \(score) as score from in_place_item order by id")
+                }
+                #expect(scoreError?.column == "score")
+            }
+            // TEXT in the TEXT column passes.
+            let texts = try InPlaceItem.dao.find("select id, name || '' as name, score from in_place_item order by id")
+            #expect(texts.map(\.name) == (0..<30).map { "n\($0)" })
+        }
+    }
+
     @Test(arguments: Engine.available) func aPageOfModelsReadsItsRowsInPlaceAndChecksThem(engine: Engine) throws {
         try withItems(engine) { t throws in
             let page = try InPlaceItem.dao.paginate(2, 10, "select *", "from in_place_item order by id")

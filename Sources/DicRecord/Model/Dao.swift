@@ -300,8 +300,8 @@ public struct Dao<M: Model>: Sendable {
         try schema.checkStoredValues(of: fetched.rows, map: map)
         let configName = configName
         return fetched.rows.map { row in
+            // The model's schema is its map's.
             let model = ModelFactory.make(M.self, row: row, map: map)
-            model.schemaCache = schema
             if let configName { model.boundConfig = configName }
             model.didLoad()
             return model

@@ -290,8 +290,13 @@ open class Model: CustomStringConvertible {
     /// ```
     public var description: String { "\(type(of: self))\(storage.description)" }
 
+    /// The schema when this model has it at hand: a fetched model's is its map's. (Nil in a
+    /// model's own `init()`, where building it would run that init again.)
+    @usableFromInline
+    final var knownSchema: ModelSchema? { schemaCache ?? layoutMap?.schema }
+
     final var schema: ModelSchema {
-        if let schemaCache { return schemaCache }
+        if let known = knownSchema { return known }
         let made = ModelSchema.of(type(of: self))
         schemaCache = made
         return made
@@ -366,8 +371,13 @@ extension ModelType {
         // converters are asked first: with no call between loading the row and taking its
         // value, neither is retained. A registry replacing a built-in conversion reads generally.)
         let read: MapRead?
-        if !Converters.anyReplacesFastPathType.load(ordering: .relaxed), let inPlace = fetchedValue(ObjectIdentifier(key)) {
-            read = inPlace
+        if !Converters.anyReplacesFastPathType.load(ordering: .relaxed), let inPlace = fetchedRead(ObjectIdentifier(key), as: Value.self) {
+            switch inPlace {
+            case .decoded(let value):
+                return value ?? self[keyPath: key].initialValue
+            case .read(let mapRead):
+                read = mapRead
+            }
         } else if let map = layoutMap, let storage = recordIfMade, storage.fastPathAllowed {
             // A fetched model whose record was made and nobody wrote.
             read = map.storedValue(ObjectIdentifier(key), in: storage)
@@ -411,8 +421,8 @@ extension ModelType {
         let field = FieldResolver.entry(key)?.field ?? FieldResolver.field(key, on: self)
         guard let field, case .column(let info) = field.description else { return nil }
         // Only key paths the resolver keeps by identity (a generic class's are new each time).
-        if let schemaCache, FieldResolver.entry(key) != nil, schemaCache.slot(for: ObjectIdentifier(key)) == nil {
-            schemaCache.remember(ObjectIdentifier(key), info)
+        if let schema = knownSchema, FieldResolver.entry(key) != nil, schema.slot(for: ObjectIdentifier(key)) == nil {
+            schema.remember(ObjectIdentifier(key), info)
         }
         return info
     }
@@ -424,16 +434,30 @@ extension Model {
     /// The row's storage and the map are used without being retained (4 atomic operations, a
     /// fifth of a read): this model holds both for the whole call, and a model is used by one
     /// thread at a time, so nothing can release them before the value is copied out.
+    /// An INTEGER or REAL of a fetch's block is decoded straight from its tag and payload (the
+    /// same `BuiltInRules`, on a value that holds no object); any other value is handed back.
     @inlinable @inline(__always)
-    final func fetchedValue(_ key: ObjectIdentifier) -> MapRead? {
+    final func fetchedRead<Value>(_ key: ObjectIdentifier, as type: Value.Type) -> FetchedRead<Value>? {
         guard let map = layoutMap.map(Unmanaged.passUnretained), let row = fetchedRow else { return nil }
         return map._withUnsafeGuaranteedRef { map in
-            guard let slot = map.schema.slot(for: key), slot >= 0 else { return .miss }
+            guard let slot = map.schema.slot(for: key), slot >= 0 else { return .read(.miss) }
             let position = map.positions[slot]
-            guard position >= 0 else { return .absent }
+            guard position >= 0 else { return .read(.absent) }
             return Unmanaged.passUnretained(row.storage)._withUnsafeGuaranteedRef { storage in
                 precondition(position < row.count, "column index out of range")
-                return .value(storage.value(at: Int(row.start) &+ position))
+                let index = Int(row.start) &+ position
+                if !storage.isArray {
+                    let scalar: DatabaseValue?
+                    switch storage.tags[index] {
+                    case .integer: scalar = .integer(Int64(bitPattern: storage.payloads[index]))
+                    case .real: scalar = .real(Double(bitPattern: storage.payloads[index]))
+                    case .null, .object: scalar = nil
+                    }
+                    if let scalar, case .value(let value) = Record.fastColumnDecode(scalar, as: Value.self) {
+                        return .decoded(value)
+                    }
+                }
+                return .read(.value(storage.value(at: index)))
             }
         }
     }

@@ -189,14 +189,65 @@ final class ModelSchema: Sendable {
         }
     }
 
-    /// `checkStoredValues(of:map:)` for rows of `map`'s layout that no record holds yet.
+    /// `checkStoredValues(of:map:)` for rows of `map`'s layout that no record holds yet. A row in
+    /// a fetch's block is checked on its tags alone: one mask test a value for NULL, INTEGER and
+    /// REAL, a look at the object for TEXT or BLOB.
     func checkStoredValues(of rows: [RowValues], map: LayoutMap) throws {
         let checks = fastChecks(map)
         let fast = map.fastPathAllowed
+        let tagChecks = ContiguousArray(checks.map { TagCheck(position: $0.position, kind: $0.kind) })
+        let lastPosition = checks.map(\.position).max() ?? -1
         for row in rows {
-            if fast, Self.fastKindsTake(row, checks) { continue }
+            if fast {
+                if !row.storage.isArray {
+                    // Positions come from the map's layout, which every row of the fetch has.
+                    precondition(lastPosition < row.count, "column index out of range")
+                    if Self.tagsTake(row.storage, start: Int(row.start), tagChecks) { continue }
+                } else if Self.fastKindsTake(row, checks) {
+                    continue
+                }
+            }
             try checkStoredValues(of: Record(layout: map.layout, values: row), map: map)
         }
+    }
+
+    /// One declared column's load check on a block's tags: which tags pass as they are.
+    struct TagCheck {
+        let position: Int
+        let kind: BuiltInRules.Reads
+        /// Bit `tag.rawValue` set: every value with that tag passes.
+        let passing: UInt8
+        /// An object passes when it is TEXT (or when it is a BLOB).
+        let text: Bool
+        let blob: Bool
+
+        init(position: Int, kind: BuiltInRules.Reads) {
+            self.position = position
+            self.kind = kind
+            var passing: UInt8 = 1 << RowStorage.Tag.null.rawValue
+            if kind.takesAll(.integer) { passing |= 1 << RowStorage.Tag.integer.rawValue }
+            if kind.takesAll(.real) { passing |= 1 << RowStorage.Tag.real.rawValue }
+            self.passing = passing
+            text = kind.takesAll(.text)
+            blob = kind.takesAll(.blob)
+        }
+    }
+
+    @inline(__always)
+    private static func tagsTake(_ storage: RowStorage, start: Int, _ checks: ContiguousArray<TagCheck>) -> Bool {
+        for check in checks {
+            let index = start &+ check.position
+            let tag = storage.tags[index]
+            if check.passing & (1 << tag.rawValue) != 0 { continue }
+            if tag == .object, check.text || check.blob {
+                let isText = { if case .text = storage.objects[Int(storage.payloads[index])] { return true } else { return false } }()
+                if isText ? check.text : check.blob { continue }
+            }
+            // A date stored as REAL seconds loads when finite: one look at the number.
+            if check.kind == .date, tag == .real, BuiltInRules.date(storage.value(at: index)) != nil { continue }
+            return false
+        }
+        return true
     }
 
     /// The position and fast read of each declared column `map`'s layout has.
@@ -260,6 +311,13 @@ final class LayoutMap: Sendable {
 
     @usableFromInline
     var registryAllowsFastPath: Bool { layout.registry.fastPathEnabled }
+}
+
+/// A fetched model's read in place: the value, decoded on the way, or what the row holds.
+@usableFromInline
+enum FetchedRead<Value> {
+    case decoded(Value?)
+    case read(MapRead)
 }
 
 @usableFromInline
