@@ -99,7 +99,10 @@ final class Received<Value: Sendable>: Sendable {
             try await t.db.update("update student set age = age + 1")
             // SQLite tells the columns an UPDATE writes; PostgreSQL's trigger tells the table only.
             let afterUnread = engine == .sqlite ? 2 : 3
-            #expect(await live.settled().count == afterUnread)
+            // Waited for, not read after a fixed pause: PostgreSQL's notification of the update
+            // can arrive late on a loaded machine. A value for one of the commits above that does
+            // not touch the query would still show: the next value would not be the transaction's.
+            #expect(await live.wait { $0.count == afterUnread }.last.map(Self.names) == ["a"])
 
             // One transaction, one value.
             try await t.db.tx { db in
@@ -109,7 +112,12 @@ final class Received<Value: Sendable>: Sendable {
             }
             let values = await live.wait { $0.count == afterUnread + 1 }
             #expect(values.last.map(Self.names) == ["A", "b"])
+            // Nothing more for it; a late second value would come before the next commit's.
             #expect(await live.settled().count == afterUnread + 1)
+            try await t.db.update("delete from student where name = 'b'")
+            let last = await live.wait { $0.count == afterUnread + 2 }
+            #expect(last.count == afterUnread + 2)
+            #expect(last.last.map(Self.names) == ["A"])
             live.cancel()
         }
     }
@@ -265,7 +273,14 @@ final class Received<Value: Sendable>: Sendable {
             // Rows come from SQLite's update hook; PostgreSQL's statement trigger names the table only.
             #expect(events[0].inserted == (engine == .sqlite ? ["student": [7, 8]] : [:]))
             #expect(events[1].deleted == (engine == .sqlite ? ["student": [7]] : [:]))
+            // Nothing for the commits that wrote teacher only or rolled back: a late event for one
+            // of them would come before the next commit's, which is awaited and checked.
             #expect(await live.settled().count == 2)
+            try await t.db.update("insert into student(id, name) values (9, 'c')")
+            let next = await live.wait { $0.count == 3 }
+            #expect(next.count == 3)
+            #expect(next.last?.tables == ["student"])
+            #expect(next.last?.inserted == (engine == .sqlite ? ["student": [9]] : [:]))
             live.cancel()
         }
     }
