@@ -299,8 +299,11 @@ final class Received<Value: Sendable>: Sendable {
                 // PostgreSQL its first observation of `student` installs the table's trigger, which
                 // waits for this transaction (it wrote the table) to end: its first value is 1.
                 guard engine == .sqlite else { return }
-                let deadline = Date(timeIntervalSinceNow: 5)
+                let deadline = Date(timeIntervalSinceNow: 60)
                 while holder.withLock({ $0?.values.isEmpty ?? true }), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                if holder.withLock({ $0?.values.isEmpty ?? true }) {
+                    Issue.record("the observer started inside the transaction delivered no first value in 60 s")
+                }
             }
             let live = try #require(holder.withLock { $0 })
             #expect(await live.wait { $0.last == 1 }.first == (engine == .sqlite ? 0 : 1))
