@@ -8,12 +8,14 @@ import Synchronization
 //   stop-race FOLDER
 //
 // On a context with a busy timeout of 0.3 s, in FOLDER: thread A is inside a `Db.tx` running a
-// statement on its connection every 0.1 s, thread B inside a slow `each`; thread C calls `stop()`
-// once both are inside. stop() gives up waiting after the busy timeout; A's and B's next
-// statements must end with the stopped error, on connections still open (memcheck reports any
-// read of a freed handle). Plain Foundation threads, no Dispatch or Swift concurrency: valgrind
-// 3.19 crashed in Dispatch's signal thread under the test runner. The work is tiny; the sleeps
-// (about 1 s in all) dominate, not valgrind's slowdown.
+// statement on its connection every 0.1 s, thread B inside an `each` whose first row's callback
+// holds until stop() returned; thread C calls `stop()` once both are inside. stop() gives up
+// waiting after the busy timeout; A's and B's next statements must end with the stopped error, on
+// connections still open (memcheck reports any read of a freed handle). A and B go on until C
+// raises "stop returned", not for a fixed time, so a slow machine or valgrind's slowdown cannot
+// end them before stop() did (each has a 60 s safety cap, reported as a failure). Plain
+// Foundation threads, no Dispatch or Swift concurrency: valgrind 3.19 crashed in Dispatch's
+// signal thread under the test runner.
 //
 // Prints one line per thread; exits 0 when both calls ended with the stopped error and the file
 // is intact, 1 otherwise (the reason on stderr).
@@ -79,22 +81,30 @@ let aInside = Signal(), bInside = Signal(), stopReturned = Signal(), aDone = Sig
 let aOutcome = Mutex<Result<Bool, any Error>?>(nil)
 let bOutcome = Mutex<Result<Int, any Error>?>(nil)
 
+/// What ends A's or B's wait when stop() never returned: the scenario fails with it.
+struct StopDidNotReturn: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The safety cap of A's statements and of B's wait: 600 × 0.1 s, 60 s (the test kills the run after 120 s).
+let cap = 600
+
 // A: statements on the transaction's own connection (the escape hatch joins it), with pauses
-// between, until one after stop() returned (at most 30, 3 s). Calls through `db` would throw the
-// stopped error as soon as stop() begins, before touching the connection: holding the Connection
-// is what keeps using it while stop() waits and then closes.
+// between, until one after stop() returned. Calls through `db` would throw the stopped error as
+// soon as stop() begins, before touching the connection: holding the Connection is what keeps
+// using it while stop() waits and then closes.
 Thread {
     let outcome = Result {
         try Db.tx { db in
             try db.execute { writer in
-                for i in 0..<30 {
+                for i in 0..<cap {
                     let stopped = stopReturned.isRaised
                     try writer.execute("insert into t values (\(i))")
                     if i == 0 { aInside.raise() }
-                    if stopped { break }
+                    if stopped { return true }
                     Thread.sleep(forTimeInterval: 0.1)
                 }
-                return true
+                throw StopDidNotReturn(description: "stop() had not returned after \(cap) statements 0.1 s apart")
             }
         }
     }
@@ -102,14 +112,23 @@ Thread {
     aDone.raise()
 }.start()
 
-// B: a slow `each` on a reader, until the row after stop() returned (at most 100 rows, 5 s).
+// B: an `each` on a reader whose first row's callback returns only once stop() returned: the
+// step to the next row must end with the stopped error.
 Thread {
     var rows = 0
     let outcome = Result {
         try Db.each("select n from big") { _ in
             rows += 1
-            if rows == 1 { bInside.raise() }
-            Thread.sleep(forTimeInterval: 0.05)
+            guard rows == 1 else { return true }
+            bInside.raise()
+            var waits = 0
+            while !stopReturned.isRaised {
+                guard waits < cap else {
+                    throw StopDidNotReturn(description: "stop() had not returned after \(cap) waits of 0.1 s")
+                }
+                Thread.sleep(forTimeInterval: 0.1)
+                waits += 1
+            }
             return true
         }
         return rows
