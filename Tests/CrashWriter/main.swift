@@ -7,6 +7,9 @@ import Foundation
 //   CrashWriter batches PATH       forever: one Db.tx of 100 rows per batch; after each commit,
 //                                  prints the committed batch number on its own line.
 //   CrashWriter rows PATH N TAG    inserts N rows one statement at a time, tagged TAG; prints "done".
+//                                  Busy timeout 120 s: two of them write one file at once, and on
+//                                  a slow, loaded machine the default 5 s wait for the other's
+//                                  lock can run out (the test's 120 s wait catches a hang).
 //
 // Any failure: the error on stderr and a non-zero exit status.
 
@@ -21,8 +24,8 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-func start(_ path: String) throws -> DbContext {
-    let context = try DbContext(path: path)
+func start(_ path: String, options: DbContext.Options = DbContext.Options()) throws -> DbContext {
+    let context = try DbContext(path: path, options: options)
     try context.start()
     return context
 }
@@ -52,7 +55,9 @@ func runBatches(path: String) throws -> Never {
 }
 
 func runRows(path: String, count: Int, tag: String) throws {
-    let context = try start(path)
+    var options = DbContext.Options()
+    options.busyTimeout = 120
+    let context = try start(path, options: options)
     defer { context.stop() }
     try Db.update("create table if not exists crash_rows(id integer primary key, tag text not null, n integer not null)")
     for n in 0..<count {
