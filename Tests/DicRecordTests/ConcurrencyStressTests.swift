@@ -10,12 +10,20 @@ import Testing
     static let startingBalance = 1_000
     static let total = accounts * startingBalance
 
-    /// WAL with synchronous NORMAL: the test is about concurrency, not about fsync's speed.
+    /// WAL with synchronous NORMAL: the test is about concurrency, not about fsync's speed. A
+    /// busy timeout of 120 s: on a slow, loaded machine (or under ThreadSanitizer) a call can
+    /// queue for the writer longer than the default 5 s without anything being wrong; a real
+    /// hang is the watchdog's to report.
     static var options: DbContext.Options {
         var options = DbContext.Options()
         options.onOpen = { try $0.execute("PRAGMA synchronous = NORMAL") }
+        options.busyTimeout = 120
         return options
     }
+
+    /// The stress tests' watchdog: 240 s, scaled for ThreadSanitizer's build (their time limit is
+    /// 5 minutes, scaled the same way).
+    static let watchdog = 240 * Double(sanitizerSlowdown)
 
     /// Through the async API, as an async program sets up its tables.
     private func openBank(_ db: Db) async throws {
@@ -62,13 +70,13 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(5 * sanitizerSlowdown)))
     func eightTasksTimesFiveThousandOperationsKeepTheTotal() async throws {
         try await withDatabase(options: Self.options) { t in
             try await openBank(t.db)
             let db = t.db
             let totals = Counter(), badTotals = Counter()
-            try await withWatchdog(seconds: 240) {
+            try await withWatchdog(seconds: Self.watchdog) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for worker in 0..<8 {
                         group.addTask {
@@ -88,13 +96,13 @@ import Testing
 
     /// Tasks' async transactions and threads' synchronous ones on one writer: nothing is lost,
     /// fails or hangs.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(5 * sanitizerSlowdown)))
     func tasksAndThreadsShareTheWriterAndKeepTheTotal() async throws {
         try await withDatabase(options: Self.options) { t in
             try await openBank(t.db)
             let db = t.db
             let totals = Counter(), badTotals = Counter(), failures = Counter()
-            try await withWatchdog(seconds: 240) {
+            try await withWatchdog(seconds: Self.watchdog) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for worker in 0..<4 {
                         group.addTask {
@@ -116,13 +124,13 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(5 * sanitizerSlowdown)))
     func eightThreadsOfSynchronousCallsKeepTheTotal() async throws {
         try await withDatabase(options: Self.options) { t in
             try await openBank(t.db)
             let db = t.db
             let totals = Counter(), badTotals = Counter(), failures = Counter()
-            try await withWatchdog(seconds: 240) {
+            try await withWatchdog(seconds: Self.watchdog) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for worker in 0..<8 {
                         group.addTask {
@@ -193,7 +201,7 @@ import Testing
     /// meanwhile 100 reads on another task complete, all before the commit, and all see the state
     /// before the transaction. (A read that waited for the writer would wait for ever: the writer
     /// commits only after the reads, or after 30 s, which fails the test.)
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(1 * sanitizerSlowdown)))
     func readersDoNotWaitForAWriter() async throws {
         try await withDatabase(options: Self.options) { t in
             try await openBank(t.db)

@@ -175,9 +175,7 @@ private final class Problems: Sendable {
 /// Waits at most `seconds`: a deadlock is a recorded issue, not a hung test.
 private func onThreads(_ count: Int, seconds: Double = 30, _ name: String = #function,
                        _ body: @escaping @Sendable (Int) -> Void) {
-    #if DICRECORD_TSAN
-    let seconds = seconds * 10   // ThreadSanitizer's build runs 5-15x slower
-    #endif
+    let seconds = seconds * Double(sanitizerSlowdown)   // ThreadSanitizer's build runs 5-15x slower
     let registry = ContextRegistry.scoped
     let gate = DispatchGroup()
     gate.enter()
@@ -233,7 +231,11 @@ struct ModelConcurrencyTests {
     }
 
     @Test func concurrentSavesWithConcurrentReads() throws {
-        try withDatabase { t throws in
+        // Eight threads queue for one writer: on a slow, loaded machine (or under ThreadSanitizer)
+        // a save can wait longer than the default 5 s busy timeout without anything being wrong.
+        var options = DbContext.Options()
+        options.busyTimeout = 120
+        try withDatabase(options: options) { t throws in
             t.context.register(ConcRow.self)
             let problems = Problems()
             let writersDone = Atomic<Int>(0)
@@ -243,7 +245,8 @@ struct ModelConcurrencyTests {
                 m.id != nil && m.name == "w\(m.thread)-\(m.seq)" && m.amount == Double(m.thread * 1000 + m.seq)
                     && m.tags == ["t\(m.thread)", "s\(m.seq)"] && m.modifiedColumns.isEmpty
             }
-            onThreads(11) { i in
+            // Threads that may each wait 120 s for the writer get as long (scaled for ThreadSanitizer).
+            onThreads(11, seconds: 120) { i in
                 if i < 8 {
                     var ids: [Int] = []
                     for j in 0..<200 {

@@ -111,6 +111,14 @@ func withDatabase<T>(configName: String = "main", options: DbContext.Options = D
     try await TestDatabase(configName: configName, options: options, inMemory: inMemory, engine: engine).run(body)
 }
 
+/// How many times longer the ThreadSanitizer build (`.ci/run` passes -Xswiftc -DDICRECORD_TSAN)
+/// may take: it runs 5-15x slower. The suites it runs scale their watchdogs and time limits by it.
+#if DICRECORD_TSAN
+let sanitizerSlowdown = 10
+#else
+let sanitizerSlowdown = 1
+#endif
+
 /// Runs `body` and fails the test if it has not finished after `seconds` (a hang shows up as a
 /// failure instead of a stuck run). The stuck work is left behind; the test returns.
 func withWatchdog(seconds: Double, _ body: @escaping @Sendable () async throws -> Void,
