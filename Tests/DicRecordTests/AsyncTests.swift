@@ -258,10 +258,14 @@ final class AsyncPupil: Model {
     }
 
     @Test(arguments: Engine.available) func manyAsyncTransactionsOnTwoCoresNeverDeadlock(engine: Engine) async throws {
-        try await withDatabase(engine: engine) { t in
+        // 64 writers queue for one writer: on a slow, loaded machine the last waits longer than the
+        // default 5 s busy timeout without any deadlock. A deadlock still shows: the watchdog's 120 s.
+        var options = DbContext.Options()
+        options.busyTimeout = 60
+        try await withDatabase(options: options, engine: engine) { t in
             try makeTable(t.db)
             let db = t.db
-            try await withWatchdog(seconds: 60) {
+            try await withWatchdog(seconds: 120) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for i in 0..<32 {
                         group.addTask {
