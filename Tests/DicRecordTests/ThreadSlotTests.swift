@@ -44,9 +44,13 @@ import Testing
         }
         thread.start()
         while !watcher.withLock({ $0.done }) { try await Task.sleep(for: .milliseconds(5)) }
-        // The thread's destructor runs after its body returns: give it a moment.
-        for _ in 0..<200 where watcher.withLock({ $0.weak?.token }) != nil { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(watcher.withLock { $0.weak?.token } == nil)
+        // The thread's destructor runs after its body returns, whenever the loaded machine
+        // schedules the thread's exit: wait for it (up to 30 s; a box never released fails).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while watcher.withLock({ $0.weak?.token }) != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(watcher.withLock { $0.weak?.token } == nil, "the thread's box still held its token 30 s after the thread's body returned")
     }
 
     final class WeakToken: @unchecked Sendable {
