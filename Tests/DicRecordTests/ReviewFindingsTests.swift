@@ -115,20 +115,22 @@ import Testing
             try syncUpdate(b, "create table t (v integer)")
             try syncUpdate(b, "insert into t (v) values (1)")
             let outcome = SqlLog()
-            try await withWatchdog(seconds: 30) {
+            // Each callback waits (up to 25 s) for the other to be inside its `each`, however long
+            // the loaded machine takes to start it; a hang still shows, after 60 s.
+            try await withWatchdog(seconds: 60) {
                 do {
                     try await a.transaction { a in
                         try await b.transaction { b in
                             let inA = ReviewFlag(), inB = ReviewFlag()
                             async let x: Void = a.each("select v from t") { _ in
                                 inA.set()
-                                inB.wait(seconds: 5)
+                                inB.wait(seconds: 25)
                                 try b.update("insert into t (v) values (2)")
                                 return false
                             }
                             async let y: Void = b.each("select v from t") { _ in
                                 inB.set()
-                                inA.wait(seconds: 5)
+                                inA.wait(seconds: 25)
                                 try a.update("insert into t (v) values (3)")
                                 return false
                             }
