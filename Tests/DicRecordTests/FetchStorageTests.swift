@@ -328,7 +328,10 @@ import Testing
         #expect(!RowLayout(names: ["a", "B", "A"], registry: .shared).namesAreDistinct)
         #expect(!RowLayout(names: ["long_column_name", "LONG_COLUMN_NAME"], registry: .shared).namesAreDistinct)
         #expect(RowLayout(names: ["long_column_name1", "long_column_name2"], registry: .shared).namesAreDistinct)
-        #expect(!RowLayout(names: ["é", "É"], registry: .shared).namesAreDistinct)
+        // SQLite folds the case of ASCII letters only: "é" and "É" are two columns to it
+        // (`create table t("é", "É")` is accepted), the same bytes twice are one.
+        #expect(RowLayout(names: ["é", "É"], registry: .shared).namesAreDistinct)
+        #expect(!RowLayout(names: ["é", "é"], registry: .shared).namesAreDistinct)
         #expect(RowLayout(names: ["a"], registry: .shared).appending("b").namesAreDistinct)
         #expect(!RowLayout(names: ["a"], registry: .shared).appending("A").namesAreDistinct)
         var hint = 2
@@ -354,12 +357,14 @@ import Testing
     @Test func namesThatAreOneColumnToSQLiteAreOneColumn() throws {
         let r = try Record(["Name": "a", "age": 1, "NAME": "b", "a_rather_long_name": 2, "A_RATHER_LONG_NAME": 3,
                             "a_rather_long_nam3": 4, "Émile": 5, "émile": 6, "é": 7])
-        #expect(r.columnNames == ["Name", "age", "a_rather_long_name", "a_rather_long_nam3", "Émile", "é"])
+        // "Émile" and "émile" are two columns to SQLite, which folds ASCII letters only.
+        #expect(r.columnNames == ["Name", "age", "a_rather_long_name", "a_rather_long_nam3", "Émile", "émile", "é"])
         #expect(r.name as String? == "b")
         #expect(r.a_rather_long_name as Int? == 3)
         #expect(r.a_rather_long_nam3 as Int? == 4)
+        #expect(r["Émile"] as Int? == 5)
         #expect(r["émile"] as Int? == 6)
-        #expect(r.modifiedColumns.count == 6)
+        #expect(r.modifiedColumns.count == 7)
     }
 
     @Test func recordsBuiltAlikeShareALayoutButNotTheirValues() throws {

@@ -85,3 +85,97 @@ struct LayoutReuseTests {
         #expect(r.toDictionary()["link"] as? String == "https://a.b")
     }
 }
+
+/// A record written one column at a time follows the layout the last such record grew
+/// (`RowLayout.appendingIfRemembered`): that shortcut must never add a column the record has
+/// (in another case), nor merge names SQLite tells apart.
+@Suite("Records built by member writes")
+struct MemberWriteLayoutTests {
+    @Test func aColumnWrittenAgainInAnotherCaseIsTheSameColumn() throws {
+        let first = Record()
+        first.x = 1
+        first.y = 2
+        #expect(first.columnNames == ["x", "y"])
+        // Same path as `first` up to [x]; then "X" (the column x) and "Y" (the column y).
+        let second = Record()
+        second.x = 5
+        second.X = 6
+        second["Y"] = 7
+        second.y = 8
+        #expect(second.columnNames == ["x", "Y"])
+        #expect(second["x"] as? Int == 6)
+        #expect(second["y"] as? Int == 8)
+        #expect(Set(second.modifiedColumns) == ["x", "Y"])
+        // A column written twice in a row stays one column.
+        let third = Record()
+        third.x = 1
+        third.y = 2
+        third.y = 3
+        #expect(third.columnNames == ["x", "y"])
+        #expect(third["y"] as? Int == 3)
+    }
+
+    @Test func namesThatAreEqualAsSwiftStringsButNotToSQLiteStayTwoColumns() throws {
+        let kelvin = "\u{212A}"            // KELVIN SIGN: Swift's == takes it for "K"; SQLite does not
+        let a = Record()
+        a["K"] = 1
+        a[kelvin] = 2
+        #expect(a.columnNames == ["K", kelvin])
+        let b = Record()
+        b["K"] = 3
+        b["k"] = 4                          // the same column to SQLite (ASCII case)
+        b[kelvin] = 5
+        #expect(b.columnNames == ["K", kelvin])
+        #expect(b["K"] as? Int == 4)
+        #expect(b[kelvin] as? Int == 5)
+        let c = Record()
+        c[kelvin] = 6
+        c["K"] = 7
+        #expect(c.columnNames == [kelvin, "K"])
+    }
+
+    @Test func manyRecordsBuiltAlikeKeepTheirValues() throws {
+        let records = (0..<100).map { n -> Record in
+            let r = Record()
+            for c in 0..<12 { r["c\(c)"] = n * 100 + c }   // past the 8 values reserved at first
+            return r
+        }
+        for (n, r) in records.enumerated() {
+            #expect(r.columnNames == (0..<12).map { "c\($0)" })
+            #expect((0..<12).map { r["c\($0)"] as? Int } == (0..<12).map { n * 100 + $0 })
+        }
+    }
+
+    @Test func canonicallyEquivalentNamesAreTwoColumnsAsInSQLite() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"   // equal to Swift's ==, not to SQLite
+        let r = Record()
+        r[composed] = 1
+        r[decomposed] = 2
+        r["名"] = 3
+        #expect(r.columnNames.map { Array($0.utf8) } == [composed, decomposed, "名"].map { Array($0.utf8) })
+        #expect(r[composed] as? Int == 1)
+        #expect(r[decomposed] as? Int == 2)
+        // ASCII letters still fold around the other bytes, as SQLite folds them.
+        r["CAF\u{E9}"] = 4
+        #expect(r.columnNames.count == 3)
+        #expect(r[composed] as? Int == 4)
+    }
+
+    /// An UPDATE by key "K" keeps a column named with the Kelvin sign in its SET list (Foundation's
+    /// case-insensitive compare took it for the key and dropped the new value).
+    @Test func anUpdateKeyedByKWritesTheKelvinColumn() throws {
+        try withDatabase { t in
+            let kelvin = "\u{212A}"
+            try t.db.update("create table t(K integer primary key, \"\(kelvin)\" integer)")
+            let r = Record()
+            r["K"] = 1
+            r[kelvin] = 5
+            try t.db.save("t", r, primaryKey: "K")
+            let found = try #require(try t.db.findFirst("select * from t"))
+            #expect((found[kelvin] as Int?) == 5)
+            found[kelvin] = 6
+            #expect(try t.db.update("t", found, primaryKey: "K"))
+            #expect(try t.db.queryInt("select \"\(kelvin)\" from t where K = 1") == 6)
+        }
+    }
+}

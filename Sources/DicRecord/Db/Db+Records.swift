@@ -90,7 +90,7 @@ extension Db {
         let keys = SqlText.keyColumns(primaryKey)
         let keyValues = try keyValues(of: record, keys: keys, table: table)
         let changes = try record.modifiedStoredColumns().filter { column in
-            !keys.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame }
+            !keys.contains { RowLayout.sameColumn($0, column.name) }
         }
         guard !changes.isEmpty else { return false }
         let sql = "UPDATE \(SqlText.quote(table)) SET \(changes.map { "\(SqlText.quote($0.name)) = ?" }.joined(separator: ", ")) WHERE \(whereKeys(keys))"

@@ -130,7 +130,7 @@ final class ModelSchema: Sendable {
         self.columns = columns
         self.references = references
         func timestamp(_ names: String...) -> ColumnInfo? {
-            columns.first { column in names.contains { $0.caseInsensitiveCompare(column.name) == .orderedSame } }
+            columns.first { column in names.contains { RowLayout.sameColumn($0, column.name) } }
         }
         createdAt = timestamp("createdAt", "created_at")
         updatedAt = timestamp("updatedAt", "updated_at")

@@ -434,20 +434,22 @@ public final class Record: Sendable {
     /// ```
     public func set(_ column: String, _ value: Any?) {
         let registry = lock.withLock { _ in layout.registry }
-        var encodingError: ConversionError?
         let encoded: DatabaseValue
         do {
             encoded = try registry.encode(value)
-        } catch let error as ConversionError {
-            encoded = .null
-            encodingError = error.inColumn(column)
         } catch {
-            encoded = .null
-            encodingError = ConversionError(kind: .invalidValue, column: column, value: String(describing: value),
-                                            targetType: "\(type(of: value))", reason: "\(error)")
+            let encodingError = (error as? ConversionError)?.inColumn(column)
+                ?? ConversionError(kind: .invalidValue, column: column, value: String(describing: value),
+                                   targetType: "\(type(of: value))", reason: "\(error)")
+            return store(column, .null, swiftValue: Self.kept(value), encodingError: encodingError)
         }
-        let swiftValue = value.flatMap { Self.isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
-        store(column, encoded, swiftValue: swiftValue, encodingError: encodingError)
+        store(column, encoded, swiftValue: Self.kept(value), encodingError: nil)
+    }
+
+    /// What a cell keeps of a written value: the value itself, or what a written Optional wraps.
+    @inline(__always)
+    private static func kept(_ value: Any?) -> Any? {
+        value.flatMap { isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
     }
 
     /// Writes a value already encoded (a model's JSON column) and marks the column modified.
@@ -464,14 +466,14 @@ public final class Record: Sendable {
     }
 
     private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?) {
+        let hasSwiftValue = swiftValue != nil
+        let box = encodingError.map(ErrorBox.init)
         lock.withLock { _ in
             let i = position(creating: column)
             willMutate()
             values[i] = encoded
-            var cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
-            cell.encodingError = encodingError.map(ErrorBox.init)
             ensureCells()
-            cells![i] = cell
+            cells![i] = Cell(swiftValue: swiftValue, hasSwiftValue: hasSwiftValue, modified: true, encodingError: box)
             forgetConverted(at: i)
         }
     }
@@ -507,16 +509,33 @@ public final class Record: Sendable {
     }
 
     private func position(creating column: String) -> Int {
-        if let i = layout.position(of: column) { return i }
+        // Columns written one by one in the order of the last record built this way: the
+        // layout's remembered successor says the column is new here (no lookup).
+        let current = layout
+        let grown: RowLayout
+        if let remembered = current.appendingIfRemembered(column) {
+            grown = remembered
+        } else {
+            if let i = current.position(of: column) { return i }
+            grown = current.appending(column)
+        }
         willMutate()
-        layout = layout.appending(column)
+        layout = grown
         values.append(.null)
-        cells?.append(Cell())
+        if cells != nil {
+            if cells!.count == cells!.capacity { cells!.reserveCapacity(Swift.max(8, cells!.count * 2)) }
+            cells!.append(Cell())
+        }
         return values.count - 1
     }
 
     private func ensureCells() {
-        if cells == nil { cells = ContiguousArray(repeating: Cell(), count: values.count) }
+        if cells == nil {
+            var made = ContiguousArray<Cell>()
+            made.reserveCapacity(Swift.max(8, values.count))
+            made.append(contentsOf: repeatElement(Cell(), count: values.count))
+            cells = made
+        }
     }
 
     // MARK: Typed access

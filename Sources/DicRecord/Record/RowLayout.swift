@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The columns of a result set: names in SELECT order and a case-insensitive index. One layout
@@ -5,8 +6,8 @@ import Synchronization
 @usableFromInline
 final class RowLayout: Sendable {
     let names: [String]
-    /// Lowercased name to the leftmost column of that name.
-    private let index: [String: Int]
+    /// Each name's `columnKey` to the leftmost column of that name.
+    private let index: [[UInt8]: Int]
     /// The converters typed reads use: the context's registry for fetched rows.
     let registry: Converters
     /// Per column, the first 8 bytes of its ASCII-lowercased name packed in an integer, and its
@@ -30,10 +31,10 @@ final class RowLayout: Sendable {
         let packed = names.map(PackedName.init)
         packedNames = packed.contains { $0 == nil } ? nil : packed.compactMap { $0 }
         // The dictionary serves only layouts with a non-ASCII name (or non-ASCII lookups).
-        var index: [String: Int] = [:]
+        var index: [[UInt8]: Int] = [:]
         if packedNames == nil {
-            for (i, name) in names.enumerated() where index[name.lowercased()] == nil {
-                index[name.lowercased()] = i
+            for (i, name) in names.enumerated() where index[Self.columnKey(name)] == nil {
+                index[Self.columnKey(name)] = i
             }
         }
         self.index = index
@@ -41,7 +42,7 @@ final class RowLayout: Sendable {
     }
 
     private static func distinct(_ names: [String], _ packed: [PackedName]?) -> Bool {
-        guard let packed else { return Set(names.map { $0.lowercased() }).count == names.count }
+        guard let packed else { return Set(names.map(columnKey)).count == names.count }
         for i in packed.indices {
             for j in packed.indices where j > i && packed[i].prefix == packed[j].prefix && packed[i].length == packed[j].length {
                 if packed[i].length <= 8 || PackedName.equalIgnoringASCIICase(names[i], names[j]) { return false }
@@ -73,12 +74,17 @@ final class RowLayout: Sendable {
             }
             return nil
         }
-        if packedNames != nil {
-            // An ASCII layout and a non-ASCII name: compare as SQLite would, by lowercasing.
-            let lowered = name.lowercased()
-            return names.firstIndex { $0.lowercased() == lowered }
-        }
-        return index[name.lowercased()]
+        // An ASCII layout has no column of a non-ASCII name: SQLite folds the case of ASCII
+        // letters only and compares every other byte as it is.
+        if packedNames != nil { return nil }
+        return index[Self.columnKey(name)]
+    }
+
+    /// A name as SQLite compares column names: its UTF-8 bytes with ASCII letters lowercased and
+    /// every other byte as it is. (Not Swift's `lowercased()` and `==`: they take the Kelvin sign
+    /// for "k", and "é" for "e" + U+0301, which SQLite keeps apart.)
+    static func columnKey(_ name: String) -> [UInt8] {
+        name.utf8.map(PackedName.lower)
     }
 
     /// Whether two lists of names are spelled with the same bytes. A shared layout must keep each
@@ -104,15 +110,17 @@ final class RowLayout: Sendable {
         if let pa = PackedName(a), let pb = PackedName(b) {
             return pa.prefix == pb.prefix && pa.length == pb.length && (pa.length <= 8 || PackedName.equalIgnoringASCIICase(a, b))
         }
-        return a.lowercased() == b.lowercased()
+        return PackedName.equalIgnoringASCIICase(a, b)
     }
 
     /// This layout plus one column. ASCII layouts extend their packed names instead of
     /// recomputing them (a new model grows one column per property it sets). The last result is
     /// remembered: records sharing a layout (a fetch, a batch) that all gain the same column (a
     /// generated key written back) then share the new layout too.
+    /// The caller has checked that this layout has no column `name` (in any case): `Record`'s one
+    /// call does, so a remembered result also means the name is absent (`appendingIfRemembered`).
     func appending(_ name: String) -> RowLayout {
-        if let last = lastAppended.withLock({ $0 }), last.name.utf8.elementsEqual(name.utf8) { return last.layout }
+        if let remembered = appendingIfRemembered(name) { return remembered }
         let made: RowLayout
         if let packedNames, let packed = PackedName(name) {
             made = RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry,
@@ -125,6 +133,22 @@ final class RowLayout: Sendable {
     }
 
     private let lastAppended = Guarded<(name: String, layout: RowLayout)?>(nil)
+
+    /// The layout `appending(name)` made last, if `name` is the same bytes: since `appending` is
+    /// only asked for names this layout lacks, a hit also says that `name` is not a column here
+    /// (a record building its columns one write at a time skips looking it up).
+    func appendingIfRemembered(_ name: String) -> RowLayout? {
+        guard let last = lastAppended.withLock({ $0 }), Self.sameBytes(last.name, name) else { return nil }
+        return last.layout
+    }
+
+    /// Byte equality of two names (not Swift's `==`, which takes canonically equivalent text, the
+    /// Kelvin sign and "K", as equal; SQLite does not).
+    @inline(__always)
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
+    }
 
     /// A layout whose names the caller has packed (all ASCII) and checked.
     init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool,

@@ -105,6 +105,8 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     mutating func append(_ value: DatabaseValue) {
         makeUnique()
+        // A record built one column at a time: room for 8 at once, not 1, 2, 4, 8.
+        if storage.values.count == storage.values.capacity { storage.values.reserveCapacity(Swift.max(8, storage.values.count * 2)) }
         storage.values.append(value)
         length += 1
     }
