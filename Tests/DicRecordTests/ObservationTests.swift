@@ -285,6 +285,42 @@ final class Received<Value: Sendable>: Sendable {
         }
     }
 
+    /// A statement run again and again in one transaction counts its tables once (the tracker
+    /// skips merging a region it holds already); every other statement, and what a rolled-back
+    /// savepoint took back, still count as they should.
+    @Test(arguments: Engine.available) func repeatedStatementsInATransactionReportEveryTableTheyWrote(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
+            try Self.makeTables(t.db, engine)
+            // Value observers ask for no rowids: what a commit wrote comes from the statements alone.
+            let students = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self))
+            let teachers = Received.collecting(t.db.observeValue("select count(*) from teacher", as: Int.self))
+            await students.wait { $0 == [0] }
+            await teachers.wait { $0 == [0] }
+            try await t.db.tx { db in
+                for _ in 0..<5 { try await db.update("insert into student(name) values ('s')") }
+                try await db.update("insert into teacher(name) values ('t')")
+                for _ in 0..<5 { try await db.update("insert into student(name) values ('s')") }
+                return true
+            }
+            await students.wait { $0.last == 10 }
+            await teachers.wait { $0.last == 1 }
+            try await t.db.tx { db in
+                try await db.update("insert into student(name) values ('s')")
+                try await db.tx { db in
+                    try await db.update("insert into teacher(name) values ('rolled back')")
+                    return false
+                }
+                try await db.update("insert into student(name) values ('s')")
+                try await db.update("insert into teacher(name) values ('kept')")
+                return true
+            }
+            await students.wait { $0.last == 12 }
+            await teachers.wait { $0.last == 2 }
+            students.cancel()
+            teachers.cancel()
+        }
+    }
+
     /// Found in review: an observer that starts inside an open transaction hears of what the
     /// transaction wrote before it started; an autocommit write read once (RETURNING) is delivered;
     /// observers outlive a stop and start of their context.

@@ -55,6 +55,9 @@ public final class Record: Sendable {
         @exclusivity(unchecked) var values: RowValues?
         /// Per-column written Swift values and flags; nil until a column is written.
         @exclusivity(unchecked) var cells: ContiguousArray<Cell>?
+        /// Set when a cell got an encoding error (`store` is where they come from): until then
+        /// a save does not look through the cells for one.
+        @exclusivity(unchecked) var mayHoldEncodingError = false
     }
 
     /// Values kept by typed reads, by column position: a short list, since a record usually
@@ -473,6 +476,7 @@ public final class Record: Sendable {
             willMutate()
             values[i] = encoded
             ensureCells()
+            if box != nil { stateObject.mayHoldEncodingError = true }
             cells![i] = Cell(swiftValue: swiftValue, hasSwiftValue: hasSwiftValue, modified: true, encodingError: box)
             forgetConverted(at: i)
         }
@@ -667,7 +671,7 @@ public final class Record: Sendable {
     /// values, and whether `key` has no value (so the generated one should be written back).
     func insertSnapshot(key: String?) throws -> InsertRow {
         try lock.withLock { _ in
-            if let box = state?.cells?.lazy.compactMap(\.encodingError).first { throw box.error }
+            if let box = encodingErrorBox { throw box.error }
             let layout = self.layout, values = self.values
             let keyPosition = key.flatMap { layout.position(of: $0) }
             guard let keyPosition, values[keyPosition] == .null else {
@@ -682,9 +686,15 @@ public final class Record: Sendable {
         }
     }
 
+    /// The first cell's encoding error, if any (under the lock).
+    private var encodingErrorBox: ErrorBox? {
+        guard let state, state.mayHoldEncodingError else { return nil }
+        return state.cells?.lazy.compactMap(\.encodingError).first
+    }
+
     /// The error of the first value written that could not be encoded (it is held as NULL), if any.
     var firstEncodingError: ConversionError? {
-        lock.withLock { _ in state?.cells?.lazy.compactMap(\.encodingError).first?.error }
+        lock.withLock { _ in encodingErrorBox?.error }
     }
 
     /// Every column with its stored and current value, read under one lock.

@@ -60,6 +60,9 @@ package struct ChangedRows: Sendable, Equatable {
 /// What a statement does beside reading, as the authorizer told while it was prepared.
 struct StatementEffects {
     var written = ChangedRegion()
+    /// Which prepared statement of its tracker these are (from 1): a statement run again and
+    /// again in one transaction has its region merged into the pending one once.
+    var serial: UInt64 = 0
     /// SAVEPOINT / RELEASE / ROLLBACK TO, with the savepoint's name.
     var savepoint: (operation: String, name: String)?
     /// COMMIT (or END): what it makes durable goes to the observers once it returns.
@@ -120,9 +123,17 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
 
     func endPrepare() -> StatementEffects? {
         defer { preparing = nil }
-        guard let effects = preparing, !effects.isEmpty else { return nil }
+        guard var effects = preparing, !effects.isEmpty else { return nil }
+        preparedCount += 1
+        effects.serial = preparedCount
         return effects
     }
+
+    /// Statements prepared so far (their effects' serials).
+    private var preparedCount: UInt64 = 0
+    /// The serial of the statement whose written region `pending` holds already (0: none). A
+    /// union is idempotent and `pending` only grows until it is replaced, which resets this.
+    private var mergedSerial: UInt64 = 0
 
     fileprivate func authorize(_ action: Int32, _ first: String?, _ second: String?) {
         if preparing != nil {
@@ -163,7 +174,9 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     /// or not anyone observes yet: an observer that starts inside a transaction must hear of
     /// what the transaction wrote before it started.
     func willRun(_ effects: StatementEffects) {
+        if effects.serial != 0, effects.serial == mergedSerial { return }
         pending.formUnion(effects.written)
+        mergedSerial = effects.serial
     }
 
     /// A statement with these effects ran to completion: savepoints begin, end or roll back.
@@ -178,6 +191,7 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
             // ROLLBACK TO keeps the savepoint open and undoes what came after it.
             if let index = savepoints.lastIndex(where: { $0.name == savepoint.name }) {
                 (pending, pendingRows) = (savepoints[index].region, savepoints[index].rows)
+                mergedSerial = 0
                 savepoints.removeSubrange((index + 1)...)
             }
         default:
@@ -211,6 +225,7 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     }
 
     private func clearPending() {
+        mergedSerial = 0
         pending = ChangedRegion()
         pendingRows = ChangedRows()
         savepoints.removeAll()

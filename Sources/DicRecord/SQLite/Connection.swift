@@ -48,9 +48,10 @@ public final class Connection: @unchecked Sendable {
     /// Set while the context runs its own setup statements on a new connection: they are not the user's SQL.
     var isSettingUp = false
     private var isTracing: Bool { !isSettingUp && tracer.isEnabled }
-    /// When the current statement started: a `.busy` error says how long it waited. (One clock
-    /// read per statement; SQLite does not tell whether its busy handler waited.)
-    private var statementStart = ContinuousClock.now
+    /// When the current statement started, in nanoseconds of `waitClock()`: a `.busy` error says
+    /// how long it waited. (One clock read per statement; SQLite does not tell whether its busy
+    /// handler waited.)
+    private var statementStart = Connection.waitClock()
 
     /// How a connection opens its file.
     enum OpenMode {
@@ -200,7 +201,7 @@ public final class Connection: @unchecked Sendable {
                                  sql: sql, configName: configName)
         }
         try refuseIfStopped(sql)
-        statementStart = .now
+        statementStart = Self.waitClock()
         let start = isTracing ? ContinuousClock.now : nil
         var message: UnsafeMutablePointer<CChar>?
         // A script's statements are prepared and run one by one inside sqlite3_exec: what each
@@ -226,7 +227,7 @@ public final class Connection: @unchecked Sendable {
     func withStatement<T>(_ sql: String, _ arguments: Arguments, bind: Bool = true, evenIfStopped: Bool = false,
                           _ body: (Statement) throws -> T) throws -> T {
         if !evenIfStopped { try refuseIfStopped(sql) }
-        statementStart = .now
+        statementStart = Self.waitClock()
         let statement = try acquire(sql)
         defer {
             statement.reset()
@@ -320,7 +321,7 @@ public final class Connection: @unchecked Sendable {
     /// returns the rows it changed.
     func runPrepared(_ statement: Statement, _ arguments: Arguments) throws -> Int {
         try refuseIfStopped(statement.sql)
-        statementStart = .now
+        statementStart = Self.waitClock()
         try statement.bind(arguments, registry: registry, configName: configName)
         let start = isTracing ? ContinuousClock.now : nil
         let before = sqlite3_total_changes64(sqliteHandle)
@@ -373,7 +374,7 @@ public final class Connection: @unchecked Sendable {
                 sql: error.sql, configName: configName, databaseError: error)
         }
         guard error.resultCode == SQLITE_BUSY || error.extendedResultCode == lockedSharedCache else { return error }
-        let waited = Self.seconds(.now - statementStart)
+        let waited = Double(Self.waitClock() &- statementStart) / 1e9
         // SQLite gives up at once on some locks without calling its busy handler (a journal mode
         // change, a reader promoting to writer beside another one): say so rather than claim a wait.
         let wait = waited >= busyTimeout * 0.5
@@ -388,7 +389,7 @@ public final class Connection: @unchecked Sendable {
     /// for the lock this needs, so a BUSY (another process opening the same new file) is retried
     /// here until the busy timeout.
     func setJournalMode(_ mode: String) throws -> String {
-        let start = ContinuousClock.now
+        let start = Self.waitClock()
         var pause = 0.001
         while true {
             do {
@@ -398,7 +399,7 @@ public final class Connection: @unchecked Sendable {
                     return ""
                 }
             } catch let error as DicRecordError where error.kind == .busy {
-                let waited = Self.seconds(.now - start)
+                let waited = Double(Self.waitClock() &- start) / 1e9
                 guard waited < busyTimeout else {
                     throw DicRecordError(.busy,
                         "database is locked: config '\(configName)' waited \(Self.format(waited)) s (busy timeout \(busyTimeout) s) to set journal mode \(mode) while another connection or process held a lock (SQLite: \(error.databaseError?.message ?? error.message))",
@@ -410,8 +411,19 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    /// A monotonic clock in nanoseconds for the busy message, read once per statement: on Linux
+    /// the coarse one (a few milliseconds fine, a fifth of the cost; the message compares waits
+    /// with the busy timeout, tenths of a second and more).
+    static func waitClock() -> UInt64 {
+        var now = timespec()
+        #if os(Linux)
+        let clock = CLOCK_MONOTONIC_COARSE
+        #else
+        let clock = CLOCK_MONOTONIC
+        #endif
+        // Fails only for an unknown clock id; both are known to every supported system.
+        guard clock_gettime(clock, &now) == 0 else { return 0 }
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 
     private static func format(_ seconds: Double) -> String {
