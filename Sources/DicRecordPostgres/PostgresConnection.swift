@@ -40,7 +40,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// Where executed statements are reported (`showSql`, `Options.onSql`), as on SQLite.
     private let tracer: SqlTracer?
     private let handle: OpaquePointer
-    private var prepared: [String: Prepared] = [:]
+    private var prepared: [ExactText: Prepared] = [:]  // by the SQL's bytes (see ExactText)
     /// `withParameters`' buffers, kept between statements (nil while one is using them).
     private var scratch: ParameterBuffers? = ParameterBuffers()
     private var nextName = 0
@@ -533,25 +533,25 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// arguments' own types (bigint, double precision, bytea) and cached under them too. Inside a
     /// transaction the first attempt runs under a savepoint, so a refusal does not abort it.
     private func prepare(_ sql: String, _ values: () throws -> [DatabaseValue]) throws -> Prepared {
-        if let known = prepared[sql] { return known }
+        if let known = prepared[ExactText(sql)] { return known }
         let placeholders = try PostgresPlaceholders(sql, configName: configName)
         var kinds = try values().map(Self.declaredType)
         // Nothing to go by (`select ? is null` with nil): text, PostgreSQL's own choice for an untyped literal.
         if !kinds.isEmpty, kinds.allSatisfy({ $0 == 0 }) { kinds = kinds.map { _ in PostgresType.text } }
         let typedKey = sql + "\u{0}" + kinds.map(String.init).joined(separator: ",")
-        if let known = prepared[typedKey] { return known }
+        if let known = prepared[ExactText(typedKey)] { return known }
         try evictIfFull()
         let guarded = isInTransaction && placeholders.count > 0
         if guarded { try execute(script: "SAVEPOINT dicrecord_prepare") }
         do {
             let statement = try prepare(sql, placeholders, types: nil)
             if guarded { try execute(script: "RELEASE SAVEPOINT dicrecord_prepare") }
-            prepared[sql] = statement
+            prepared[ExactText(sql)] = statement
             return statement
         } catch let error as DatabaseError where error.sqlState == "42P18" || error.sqlState == "42725" {
             if guarded { try execute(script: "ROLLBACK TO SAVEPOINT dicrecord_prepare; RELEASE SAVEPOINT dicrecord_prepare") }
             let statement = try prepare(sql, placeholders, types: kinds)
-            prepared[typedKey] = statement
+            prepared[ExactText(typedKey)] = statement
             return statement
         } catch {
             if guarded { try? execute(script: "ROLLBACK TO SAVEPOINT dicrecord_prepare; RELEASE SAVEPOINT dicrecord_prepare") }
@@ -618,7 +618,7 @@ final class PostgresConnection: EngineConnection, @unchecked Sendable {   // one
     /// once, or, in a failed transaction, with the next deallocation.
     private func forget(sql: String) {
         let typed = sql + "\u{0}"
-        let stale = prepared.filter { $0.key == sql || $0.key.hasPrefix(typed) }
+        let stale = prepared.filter { $0.key.text.hasSameBytes(as: sql) || $0.key.text.utf8.starts(with: typed.utf8) }
         for key in stale.keys { prepared[key] = nil }
         let names = stale.values.map(\.name)
         guard !names.isEmpty else { return }

@@ -178,4 +178,43 @@ struct MemberWriteLayoutTests {
             #expect(try t.db.queryInt("select \"\(kelvin)\" from t where K = 1") == 6)
         }
     }
+
+    /// Found in review: one INSERT served records whose column names Swift's == takes as equal
+    /// (the Kelvin sign and "K"), so the second record's value went into the first's column.
+    @Test func aBatchOfRecordsWithKelvinAndKColumnsInsertsEachIntoItsOwn() throws {
+        try withDatabase { t in
+            let kelvin = "\u{212A}"
+            try t.db.update("create table t(id integer primary key, K integer, \"\(kelvin)\" integer)")
+            let k = Record(), sign = Record()
+            k["K"] = 1
+            sign[kelvin] = 5
+            _ = try t.db.batchSave("t", [k, sign])
+            let rows = try t.db.find("select K, \"\(kelvin)\" as sign from t order by id")
+            #expect(rows.map { $0["K"] as Int? } == [1, nil])
+            #expect(rows.map { $0["sign"] as Int? } == [nil, 5])
+        }
+    }
+
+    /// Found in review: a Decodable read tried the column after the last one by Swift's ==.
+    @Test func aDecodableKeyKReadsTheKColumnNotTheKelvinOne() throws {
+        struct OnlyK: Decodable { let K: Int }
+        try withDatabase { t in
+            let row = try #require(try t.db.findFirst("select 1 as \"\u{212A}\", 2 as K"))
+            #expect(try row.decode(OnlyK.self).K == 2)
+        }
+    }
+
+    /// Found in review: the prepared-statement caches were keyed by Swift strings, so SQL that
+    /// differs only in a literal's normalization ran the statement prepared for the other.
+    @Test(arguments: Engine.available) func sqlThatDiffersOnlyInNormalizationIsAnotherStatement(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            let length = engine == .sqlite ? "length(cast(%@ as blob))" : "octet_length(%@)"
+            func bytes(_ literal: String) throws -> Int? {
+                try t.db.queryInt("select " + length.replacingOccurrences(of: "%@", with: "'\(literal)'"))
+            }
+            #expect(try bytes("\u{E9}") == 2)          // é, one scalar
+            #expect(try bytes("e\u{301}") == 3)        // e and a combining acute: equal to Swift's ==
+            #expect(try bytes("\u{E9}") == 2)
+        }
+    }
 }

@@ -23,7 +23,8 @@ extension Db {
         }
 
         mutating func sql(for columns: [String]) -> String {
-            if columns == self.columns && !sql.isEmpty { return sql }
+            // By bytes: Swift's == takes the Kelvin sign for "K", which SQLite does not.
+            if !sql.isEmpty && RowLayout.sameSpelling(columns, self.columns) { return sql }
             self.columns = columns
             sql = SqlText.insert(into: table, columns: columns)
             return sql

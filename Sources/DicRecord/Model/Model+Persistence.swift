@@ -81,21 +81,22 @@ extension Model {
         try prepareWrite(schema, db: db, inserting: true)
         let table = schema.tableName
         _ = try storage.modifiedStoredColumns()   // throws a value that could not be encoded
-        let modified = Set(storage.modifiedColumns.map { $0.lowercased() })
+        // Names as SQLite compares them (`RowLayout.columnKey`).
+        let modified = Set(storage.modifiedColumns.map(RowLayout.columnKey))
         let supplied = storage.storedColumns.filter { column in
             let isKey = schema.keyColumns.contains { RowLayout.sameColumn($0, column.name) }
-            return modified.contains(column.name.lowercased()) || (isKey && column.value != .null)
+            return modified.contains(RowLayout.columnKey(column.name)) || (isKey && column.value != .null)
         }.map { ($0.name, $0.value) }
         let hasIdColumn = schema.hasImplicitId || schema.column(named: "id") != nil
         let changed = try db.onWriter { connection -> Bool in
-            let names = Set(supplied.map { $0.0.lowercased() })
+            let names = Set(supplied.map { RowLayout.columnKey($0.0) })
             let target = try Self.conflictTarget(schema, connection: connection, supplied: names)
             var sql = SqlText.insert(into: table, columns: supplied.map(\.0))
             if let target {
-                let targetNames = Set(target.map { $0.lowercased() })
+                let targetNames = Set(target.map(RowLayout.columnKey))
                 // An update keeps the row's creation stamp.
                 var updates = supplied.map(\.0).filter { name in
-                    !targetNames.contains(name.lowercased()) && !(schema.createdAt.map { RowLayout.sameColumn($0.name, name) } ?? false)
+                    !targetNames.contains(RowLayout.columnKey(name)) && !(schema.createdAt.map { RowLayout.sameColumn($0.name, name) } ?? false)
                 }
                 if updates.isEmpty { updates = [target[0]] }
                 sql += " ON CONFLICT (\(target.map(SqlText.quote).joined(separator: ", "))) DO UPDATE SET "
@@ -121,8 +122,8 @@ extension Model {
     /// The key columns an upsert conflicts on: the primary key when supplied, else the first
     /// declared unique index whose columns are all supplied, else the first such unique index
     /// the database reports (from `constraint(for:)` or the table itself), oldest first.
-    private static func conflictTarget(_ schema: ModelSchema, connection: any EngineConnection, supplied: Set<String>) throws -> [String]? {
-        func isSupplied(_ columns: [String]) -> Bool { !columns.isEmpty && columns.allSatisfy { supplied.contains($0.lowercased()) } }
+    private static func conflictTarget(_ schema: ModelSchema, connection: any EngineConnection, supplied: Set<[UInt8]>) throws -> [String]? {
+        func isSupplied(_ columns: [String]) -> Bool { !columns.isEmpty && columns.allSatisfy { supplied.contains(RowLayout.columnKey($0)) } }
         if isSupplied(schema.keyColumns) { return schema.keyColumns }
         if let declared = schema.indexes.first(where: { $0.unique && isSupplied($0.columns) }) { return declared.columns }
         return try connection.uniqueKeys(of: schema.tableName).first(where: isSupplied)

@@ -99,27 +99,28 @@ final class ModelSchema: Sendable {
             case .children: break
             }
         }
-        hasImplicitId = keyColumns.count == 1 && keyColumns[0].lowercased() == "id"
-            && !columns.contains { $0.name.lowercased() == "id" }
-        var seen = Set<String>(hasImplicitId ? ["id"] : [])
-        for column in columns where !seen.insert(column.name.lowercased()).inserted {
+        hasImplicitId = keyColumns.count == 1 && RowLayout.sameColumn(keyColumns[0], "id")
+            && !columns.contains { RowLayout.sameColumn($0.name, "id") }
+        // Names as SQLite compares them (`RowLayout.columnKey`): "é" and "É" are two columns.
+        var seen = Set<[UInt8]>(hasImplicitId ? [RowLayout.columnKey("id")] : [])
+        for column in columns where !seen.insert(RowLayout.columnKey(column.name)).inserted {
             problems.append("column '\(column.name)' is declared twice")
         }
-        for key in keyColumns where !seen.contains(key.lowercased()) {
+        for key in keyColumns where !seen.contains(RowLayout.columnKey(key)) {
             problems.append("primary key column '\(key)' is not a declared column")
         }
         for column in columns where column.storageType(in: .shared) == nil {
             problems.append("column '\(column.name)' has type \(column.wrappedType), which has no global converter and is not Codable; register one with Converters.register (model columns use the global registry)")
         }
-        for reference in references where SqlText.keyColumns(reference.target.primaryKey).map({ $0.lowercased() }) != ["id"] {
+        for reference in references where SqlText.keyColumns(reference.target.primaryKey).map(RowLayout.columnKey) != [RowLayout.columnKey("id")] {
             problems.append("@Reference '\(reference.name)' points at \(reference.target), whose key is not 'id'; store its key in a @Column instead")
         }
         for index in indexes {
-            for name in index.columns where !seen.contains(name.lowercased()) {
+            for name in index.columns where !seen.contains(RowLayout.columnKey(name)) {
                 problems.append("index on '\(name)', which is not a declared column")
             }
         }
-        for name in searchColumns where !seen.contains(name.lowercased()) {
+        for name in searchColumns where !seen.contains(RowLayout.columnKey(name)) {
             problems.append("search column '\(name)', which is not a declared column")
         }
         var constraints: [String: String] = [:]

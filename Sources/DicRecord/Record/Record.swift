@@ -57,7 +57,7 @@ public final class Record: Sendable {
         @exclusivity(unchecked) var cells: ContiguousArray<Cell>?
         /// Set when a cell got an encoding error (`store` is where they come from): until then
         /// a save does not look through the cells for one.
-        @exclusivity(unchecked) var mayHoldEncodingError = false
+        var mayHoldEncodingError = false
     }
 
     /// Values kept by typed reads, by column position: a short list, since a record usually
@@ -836,6 +836,6 @@ struct InsertRow: Sendable {
     /// Whether `other` inserts the same columns (one INSERT statement serves both). Records
     /// built alike share their layout, so this rarely compares names.
     func hasColumns(of other: InsertRow) -> Bool {
-        (layout === other.layout && omitted == other.omitted) || names == other.names
+        (layout === other.layout && omitted == other.omitted) || RowLayout.sameSpelling(names, other.names)
     }
 }

@@ -55,7 +55,11 @@ final class RowLayout: Sendable {
     /// type's properties, say) then compare one name instead of searching. `hint` is set past the
     /// position found.
     func position(of name: String, hint: inout Int) -> Int? {
-        if namesAreDistinct, hint < names.count, names[hint] == name {
+        // The same bytes (Swift's == alone would take the Kelvin sign for "K"): in an ASCII
+        // layout, == and an equal UTF-8 length say so (a string equivalent to ASCII text is
+        // longer unless it is that text); otherwise the bytes are compared.
+        if namesAreDistinct, hint < names.count,
+           packedNames != nil ? names[hint] == name && names[hint].utf8.count == name.utf8.count : names[hint].hasSameBytes(as: name) {
             hint += 1
             return hint - 1
         }
@@ -90,7 +94,7 @@ final class RowLayout: Sendable {
     /// Whether two lists of names are spelled with the same bytes. A shared layout must keep each
     /// record's own spelling: Swift's `==` takes "é" and "e" + U+0301 as equal, SQLite does not.
     static func sameSpelling(_ a: [String], _ b: [String]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        a.count == b.count && zip(a, b).allSatisfy { $0.hasSameBytes(as: $1) }
     }
 
     /// Whether every name is ASCII.
@@ -120,7 +124,7 @@ final class RowLayout: Sendable {
     /// The caller has checked that this layout has no column `name` (in any case): `Record`'s one
     /// call does, so a remembered result also means the name is absent (`appendingIfRemembered`).
     func appending(_ name: String) -> RowLayout {
-        if let remembered = appendingIfRemembered(name) { return remembered }
+        if let last = lastAppended.withLock({ $0 }), last.name.hasSameBytes(as: name) { return last.layout }
         let made: RowLayout
         if let packedNames, let packed = PackedName(name) {
             made = RowLayout(names: names + [name], packedNames: packedNames + [packed], registry: registry,
@@ -129,26 +133,33 @@ final class RowLayout: Sendable {
             made = RowLayout(names: names + [name], registry: registry, origin: origin)
         }
         lastAppended.withLock { $0 = (name, made) }
+        _ = firstSuccessor.storeIfNil(Successor(name: name, layout: made))
         return made
     }
 
     private let lastAppended = Guarded<(name: String, layout: RowLayout)?>(nil)
 
-    /// The layout `appending(name)` made last, if `name` is the same bytes: since `appending` is
+    /// The first layout `appending` made from this one, with its name: set once, read without a
+    /// lock (a write to a column the record has, the common case, looks here first and must not
+    /// take a lock the record's siblings share).
+    private final class Successor: Sendable {
+        let name: String
+        let layout: RowLayout
+        init(name: String, layout: RowLayout) {
+            self.name = name
+            self.layout = layout
+        }
+    }
+    private let firstSuccessor = AtomicLazyReference<Successor>()
+
+    /// The layout `appending(name)` made first, if `name` is the same bytes: since `appending` is
     /// only asked for names this layout lacks, a hit also says that `name` is not a column here
     /// (a record building its columns one write at a time skips looking it up).
     func appendingIfRemembered(_ name: String) -> RowLayout? {
-        guard let last = lastAppended.withLock({ $0 }), Self.sameBytes(last.name, name) else { return nil }
-        return last.layout
+        guard let first = firstSuccessor.load(), first.name.hasSameBytes(as: name) else { return nil }
+        return first.layout
     }
 
-    /// Byte equality of two names (not Swift's `==`, which takes canonically equivalent text, the
-    /// Kelvin sign and "K", as equal; SQLite does not).
-    @inline(__always)
-    static func sameBytes(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
-    }
 
     /// A layout whose names the caller has packed (all ASCII) and checked.
     init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool,

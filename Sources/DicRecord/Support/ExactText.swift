@@ -1,0 +1,33 @@
+import Foundation
+
+// Text compared as SQLite and PostgreSQL compare it: by its bytes. Swift's `==` and hashing take
+// canonically equivalent text as equal ("é" and "e" + U+0301, the Kelvin sign and "K"), so two
+// SQL strings that differ only so (a string literal, a quoted name) would share one prepared
+// statement, and two column names would be one column.
+
+extension String {
+    /// Whether `other` is spelled with the same UTF-8 bytes.
+    @inline(__always)
+    package func hasSameBytes(as other: String) -> Bool {
+        var a = self, b = other
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                // A non-empty buffer has a base address.
+                x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
+        }
+    }
+}
+
+/// A dictionary key of text equal only to the same bytes (its hash is the String's: text with
+/// the same bytes is canonically equivalent, so it hashes alike).
+package struct ExactText: Hashable, Sendable {
+    package let text: String
+
+    @inline(__always)
+    package init(_ text: String) { self.text = text }
+
+    package static func == (lhs: ExactText, rhs: ExactText) -> Bool { lhs.text.hasSameBytes(as: rhs.text) }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(text) }
+}
