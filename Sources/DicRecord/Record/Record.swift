@@ -470,7 +470,8 @@ public final class Record: Sendable {
 
     private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?) {
         let hasSwiftValue = swiftValue != nil
-        let box = encodingError.map(ErrorBox.init)
+        // Not `encodingError.map(ErrorBox.init)`: left generic there, it looked up metadata on every write.
+        let box: ErrorBox? = if let encodingError { ErrorBox(encodingError) } else { nil }
         lock.withLock { _ in
             let i = position(creating: column)
             willMutate()

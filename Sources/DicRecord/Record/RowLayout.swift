@@ -133,7 +133,12 @@ final class RowLayout: Sendable {
             made = RowLayout(names: names + [name], registry: registry, origin: origin)
         }
         lastAppended.withLock { $0 = (name, made) }
-        _ = firstSuccessor.storeIfNil(Successor(name: name, layout: made))
+        if firstSuccessor.load(ordering: .relaxed) == nil {
+            let successor = Unmanaged.passRetained(Successor(name: name, layout: made))
+            if !firstSuccessor.compareExchange(expected: nil, desired: successor, ordering: .acquiringAndReleasing).exchanged {
+                successor.release()
+            }
+        }
         return made
     }
 
@@ -150,14 +155,21 @@ final class RowLayout: Sendable {
             self.layout = layout
         }
     }
-    private let firstSuccessor = AtomicLazyReference<Successor>()
+    /// Set once, held (+1) until this layout goes. (Not `AtomicLazyReference`: its `load()` is
+    /// not specialized here and looked up generic metadata on every write.)
+    private let firstSuccessor = Atomic<Unmanaged<Successor>?>(nil)
+
+    deinit {
+        firstSuccessor.load(ordering: .acquiring)?.release()
+    }
 
     /// The layout `appending(name)` made first, if `name` is the same bytes: since `appending` is
     /// only asked for names this layout lacks, a hit also says that `name` is not a column here
     /// (a record building its columns one write at a time skips looking it up).
     func appendingIfRemembered(_ name: String) -> RowLayout? {
-        guard let first = firstSuccessor.load(), first.name.hasSameBytes(as: name) else { return nil }
-        return first.layout
+        // Held by this layout, which the caller holds: not retained for the look.
+        guard let first = firstSuccessor.load(ordering: .acquiring) else { return nil }
+        return first._withUnsafeGuaranteedRef { $0.name.hasSameBytes(as: name) ? $0.layout : nil }
     }
 
 
