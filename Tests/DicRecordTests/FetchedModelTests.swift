@@ -207,3 +207,109 @@ struct FetchedModelHookTests {
         }
     }
 }
+
+/// Twenty-four columns: more key paths than a small slot table has entries, so the table grows
+/// and probes past collisions.
+final class WideInPlaceItem: Model {
+    @Column var c0: Int = -0
+    @Column var c1: Int = -1
+    @Column var c2: Int = -2
+    @Column var c3: Int = -3
+    @Column var c4: Int = -4
+    @Column var c5: Int = -5
+    @Column var c6: Int = -6
+    @Column var c7: Int = -7
+    @Column var c8: Int = -8
+    @Column var c9: Int = -9
+    @Column var c10: Int = -10
+    @Column var c11: Int = -11
+    @Column var c12: Int = -12
+    @Column var c13: Int = -13
+    @Column var c14: Int = -14
+    @Column var c15: Int = -15
+    @Column var c16: Int = -16
+    @Column var c17: Int = -17
+    @Column var c18: Int = -18
+    @Column var c19: Int = -19
+    @Column var c20: Int = -20
+    @Column var c21: Int = -21
+    @Column var c22: Int = -22
+    @Column var c23: Int = -23
+    override class var tableName: String { "wide_in_place_item" }
+}
+
+@Suite("Model column slots")
+struct ModelColumnSlotTests {
+    /// The key path → slot table (`ModelSchema.KeySlots`) finds every key it holds and no other,
+    /// at every size it grows through (collisions included).
+    @Test func theSlotTableFindsEveryKeyAndNoOther() {
+        let objects = (0..<300).map { _ in NSObject() }
+        let strangers = (0..<300).map { _ in NSObject() }
+        for count in [0, 1, 2, 7, 8, 9, 33, 100, 300] {
+            let pairs = objects.prefix(count).enumerated().map { (key: ObjectIdentifier($1), slot: $0 * 3 - 1) }
+            let table = ModelSchema.KeySlots(Array(pairs))
+            #expect(table.entries.count >= count * 4)
+            for pair in pairs {
+                let found = probe(table, pair.key)
+                #expect(found == pair.slot)
+            }
+            for stranger in strangers { #expect(probe(table, ObjectIdentifier(stranger)) == nil) }
+        }
+        withExtendedLifetime((objects, strangers)) {}
+    }
+
+    /// The same probe `ModelSchema.slot(for:)` runs, on a table of its own.
+    private func probe(_ table: ModelSchema.KeySlots, _ key: ObjectIdentifier) -> Int? {
+        let address = UInt(bitPattern: key)
+        var index = ModelSchema.KeySlots.start(address, mask: table.mask)
+        while true {
+            let entry = table.entries[index]
+            if entry.key == address { return entry.slot }
+            if entry.key == 0 { return nil }
+            index = (index &+ 1) & table.mask
+        }
+    }
+
+    /// Every column of a wide fetched model reads its own value, first in place and then
+    /// through its record, and unselected columns their initial value.
+    @Test(arguments: Engine.available) func everyColumnOfAWideModelReadsItsOwnValue(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            t.context.register(WideInPlaceItem.self)
+            let item = WideInPlaceItem()
+            item.c0 = 7
+            item.c1 = 107
+            item.c2 = 207
+            item.c3 = 307
+            item.c4 = 407
+            item.c5 = 507
+            item.c6 = 607
+            item.c7 = 707
+            item.c8 = 807
+            item.c9 = 907
+            item.c10 = 1007
+            item.c11 = 1107
+            item.c12 = 1207
+            item.c13 = 1307
+            item.c14 = 1407
+            item.c15 = 1507
+            item.c16 = 1607
+            item.c17 = 1707
+            item.c18 = 1807
+            item.c19 = 1907
+            item.c20 = 2007
+            item.c21 = 2107
+            item.c22 = 2207
+            item.c23 = 2307
+            try item.save()
+            let reads: (WideInPlaceItem) -> [Int] = { m in [m.c0, m.c1, m.c2, m.c3, m.c4, m.c5, m.c6, m.c7, m.c8, m.c9, m.c10, m.c11, m.c12, m.c13, m.c14, m.c15, m.c16, m.c17, m.c18, m.c19, m.c20, m.c21, m.c22, m.c23] }
+            let expected = (0..<24).map { $0 * 100 + 7 }
+            let found = try #require(WideInPlaceItem.dao.find("select * from wide_in_place_item").first)
+            #expect(reads(found) == expected)
+            #expect(reads(found) == expected)
+            _ = found.record
+            #expect(reads(found) == expected)
+            let partial = try #require(WideInPlaceItem.dao.find("select id, c3, c17 from wide_in_place_item").first)
+            #expect(reads(partial) == (0..<24).map { $0 == 3 || $0 == 17 ? $0 * 100 + 7 : -$0 })
+        }
+    }
+}

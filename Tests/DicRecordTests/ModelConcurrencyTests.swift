@@ -434,7 +434,7 @@ struct ModelConcurrencyTests {
         _ = m.schema
         for i in 0..<200 { m.name = "n\(i)"; _ = m.name }
         #expect(m.name == "n199")
-        let keys = ModelSchema.of(ConcGeneric<Int>.self).keySlots.load(ordering: .acquiring).takeUnretainedValue().keys.count
+        let keys = ModelSchema.of(ConcGeneric<Int>.self).keySlots.load(ordering: .acquiring).takeUnretainedValue().pairs.count
         #expect(keys <= 4)
     }
 

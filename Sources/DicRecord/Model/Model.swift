@@ -438,14 +438,17 @@ extension Model {
     /// same `BuiltInRules`, on a value that holds no object); any other value is handed back.
     @inlinable @inline(__always)
     final func fetchedRead<Value>(_ key: ObjectIdentifier, as type: Value.Type) -> FetchedRead<Value>? {
-        guard let map = layoutMap.map(Unmanaged.passUnretained), let row = fetchedRow else { return nil }
+        // The row's fields are read one by one: a copy of the whole `RowValues` would retain its storage.
+        guard let map = layoutMap.map(Unmanaged.passUnretained),
+              let rowStorage = fetchedRow.map({ Unmanaged.passUnretained($0.storage) }),
+              let start = fetchedRow?.start, let length = fetchedRow?.length else { return nil }
         return map._withUnsafeGuaranteedRef { map in
             guard let slot = map.schema.slot(for: key), slot >= 0 else { return .read(.miss) }
             let position = map.positions[slot]
             guard position >= 0 else { return .read(.absent) }
-            return Unmanaged.passUnretained(row.storage)._withUnsafeGuaranteedRef { storage in
-                precondition(position < row.count, "column index out of range")
-                let index = Int(row.start) &+ position
+            return rowStorage._withUnsafeGuaranteedRef { storage in
+                precondition(position < Int(length), "column index out of range")
+                let index = Int(start) &+ position
                 if !storage.isArray {
                     let scalar: DatabaseValue?
                     switch storage.tags[index] {

@@ -29,17 +29,46 @@ final class ModelSchema: Sendable {
     private static let cache = Guarded<[ObjectIdentifier: ModelSchema]>([:])
 
     /// Key paths of this class's column properties seen so far, with their slots (-1 for JSON
-    /// columns, which take the general path): a property read scans a few pointers instead of hashing.
-    @usableFromInline let keySlots = Atomic<Unmanaged<KeySlots>>(Unmanaged.passRetained(KeySlots(keys: [], slots: [])))
+    /// columns, which take the general path): a property read hashes the key path's address
+    /// into a small open-addressed table, one or two probes.
+    @usableFromInline let keySlots = Atomic<Unmanaged<KeySlots>>(Unmanaged.passRetained(KeySlots([])))
     private let keySlotHistory = Guarded<[KeySlots]>([])
 
+    /// An immutable table from a key path's address to its column slot: linear probing in a
+    /// power-of-two array at most a quarter full (a key of 0 marks an empty entry; no object
+    /// lives at address 0).
     @usableFromInline
     final class KeySlots: Sendable {
-        @usableFromInline let keys: [ObjectIdentifier]
-        @usableFromInline let slots: [Int]
-        init(keys: [ObjectIdentifier], slots: [Int]) {
-            self.keys = keys
-            self.slots = slots
+        @usableFromInline
+        struct Entry: Sendable {
+            @usableFromInline let key: UInt
+            @usableFromInline let slot: Int
+        }
+        @usableFromInline let entries: [Entry]
+        /// `entries.count - 1`.
+        @usableFromInline let mask: Int
+        /// The pairs, in the order they were seen.
+        let pairs: [(key: ObjectIdentifier, slot: Int)]
+
+        init(_ pairs: [(key: ObjectIdentifier, slot: Int)]) {
+            self.pairs = pairs
+            var capacity = 8
+            while capacity < pairs.count * 4 { capacity *= 2 }
+            var entries = [Entry](repeating: Entry(key: 0, slot: 0), count: capacity)
+            for pair in pairs {
+                let key = UInt(bitPattern: pair.key)
+                var index = KeySlots.start(key, mask: capacity - 1)
+                while entries[index].key != 0 { index = (index &+ 1) & (capacity - 1) }
+                entries[index] = Entry(key: key, slot: pair.slot)
+            }
+            self.entries = entries
+            self.mask = capacity - 1
+        }
+
+        /// Where the probe for `key` starts (Fibonacci hashing of the address).
+        @inlinable @inline(__always)
+        static func start(_ key: UInt, mask: Int) -> Int {
+            Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
         }
     }
 
@@ -47,16 +76,22 @@ final class ModelSchema: Sendable {
     @inlinable @inline(__always)
     func slot(for key: ObjectIdentifier) -> Int? {
         keySlots.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
-            for i in table.keys.indices where table.keys[i] == key { return table.slots[i] }
-            return nil
+            let address = UInt(bitPattern: key)
+            var index = KeySlots.start(address, mask: table.mask)
+            while true {
+                let entry = table.entries[index]
+                if entry.key == address { return entry.slot }
+                if entry.key == 0 { return nil }
+                index = (index &+ 1) & table.mask
+            }
         }
     }
 
     func remember(_ key: ObjectIdentifier, _ column: ColumnInfo) {
         keySlotHistory.withLock { history in
             let current = keySlots.load(ordering: .acquiring).takeUnretainedValue()
-            guard !current.keys.contains(key) else { return }
-            let next = KeySlots(keys: current.keys + [key], slots: current.slots + [column.isJSON ? -1 : column.slot])
+            guard !current.pairs.contains(where: { $0.key == key }) else { return }
+            let next = KeySlots(current.pairs + [(key, column.isJSON ? -1 : column.slot)])
             history.append(next)
             keySlots.store(Unmanaged.passUnretained(next), ordering: .releasing)
         }
