@@ -63,6 +63,6 @@ extension Record: Equatable, CustomStringConvertible {
     /// ```
     public convenience init(json: String) throws {
         let pairs = try JSONText.parseObject(json)
-        try self.init(pairs: pairs.map { (key: $0.0, value: $0.1 as Any?) }, count: pairs.count, registry: .shared)
+        self.init(try Self.build(ArrayPairs(pairs: pairs.map { (key: $0.0, value: $0.1 as Any?) }), registry: .shared))
     }
 }

@@ -109,13 +109,23 @@ public final class Record: Sendable {
     }
 
     struct Cell {
-        /// The converted value of the first typed read, or the value written.
+        /// The converted value of the first typed read, or the value written (nil when `plain`
+        /// rebuilds it).
         var swiftValue: Any?
         var hasSwiftValue = false
         var modified = false
         /// Why the written value could not be encoded; thrown by the statement that would store it.
         /// Boxed so that the common cell stays small (records with cached values are kept by the thousand).
+        /// The common type of the value written, rebuilt from its stored value (see `kept(_:stored:)`).
+        /// (Beside the flags: the cell stays 48 bytes.)
+        var plain = PlainKind.none
         var encodingError: ErrorBox?
+    }
+
+    /// The written or kept value of a cell whose column stores `stored`.
+    private static func kept(_ cell: Cell, stored: DatabaseValue) -> Any? {
+        guard cell.hasSwiftValue else { return nil }
+        return cell.plain == .none ? cell.swiftValue : cell.plain.value(from: stored)
     }
 
     final class ErrorBox: Sendable {
@@ -149,7 +159,15 @@ public final class Record: Sendable {
     /// let r = try Record(["name": "Jack", "age": 40])
     /// ```
     public convenience init(_ columns: KeyValuePairs<String, Any?>) throws {
-        try self.init(pairs: columns, count: columns.count, registry: .shared)
+        // Unsafe, fenced: `KeyValuePairs` is @frozen and its one stored property is the array of
+        // its elements (the standard library's ABI), so the literal is read in place: taking an
+        // element through the collection copies its `Any?` (40 ns a value). `PlainValueTests`
+        // fails if that layout changes.
+        let elements = unsafeBitCast(columns, to: [(key: String, value: Any?)].self)
+        let built = try elements.withUnsafeBufferPointer { buffer in
+            try Self.build(LiteralPairs(elements: buffer), registry: .shared)
+        }
+        self.init(built)
     }
 
     /// A record with the columns of `dictionary` (in no particular order).
@@ -158,13 +176,26 @@ public final class Record: Sendable {
     /// let r = try Record(dictionary: ["name": "Jack", "age": 14])
     /// ```
     public convenience init(dictionary: [String: Any?]) throws {
-        try self.init(pairs: dictionary.sorted { $0.key < $1.key }, count: dictionary.count, registry: .shared)
+        self.init(try Self.build(ArrayPairs(pairs: dictionary.sorted { $0.key < $1.key }), registry: .shared))
     }
 
-    /// (Generic over the pairs' sequence: a record literal's `KeyValuePairs` is read where it is,
-    /// not copied into an array of tuples first.)
+    /// The layout, values and cells of a record built from `pairs`.
+    struct Built {
+        let layout: RowLayout
+        let values: ContiguousArray<DatabaseValue>
+        let cells: ContiguousArray<Cell>
+    }
+
+    convenience init(_ built: Built) {
+        self.init(layout: built.layout, values: RowValues(built.values))
+        self.cells = built.cells
+        willMutate()
+    }
+
+    /// (Generic over the pairs: a record literal is read where it is, not copied.)
     @inline(__always)
-    convenience init<Pairs: Sequence>(pairs: Pairs, count: Int, registry: Converters) throws where Pairs.Element == (key: String, value: Any?) {
+    static func build<Pairs: BuildingPairs>(_ pairs: Pairs, registry: Converters) throws -> Built {
+        let count = pairs.count
         var values = ContiguousArray<DatabaseValue>()
         var cells = ContiguousArray<Cell>()
         values.reserveCapacity(count)
@@ -177,15 +208,18 @@ public final class Record: Sendable {
         var names: [String] = []
         var packed: [PackedName?] = []
         var allASCII = true
-        for (name, value) in pairs {
-            let encoded: DatabaseValue
+        let fast = registry.fastPathEnabled
+        for index in 0..<count {
+            let name = pairs.name(at: index)
+            let value: Encoded
             do {
-                encoded = try registry.encode(value)
+                value = try pairs.encoded(at: index, registry: registry, fast: fast)
             } catch let error as ConversionError {
                 throw error.inColumn(name)
             }
-            let swiftValue = value.flatMap { Self.isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
-            let cell = Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true)
+            let encoded = value.stored
+            let cell = Cell(swiftValue: value.kept, hasSwiftValue: value.kind != .none || value.kept != nil, modified: true,
+                            plain: value.kind)
             if reuse.matches(name) {
                 values.append(encoded)
                 cells.append(cell)
@@ -234,9 +268,7 @@ public final class Record: Sendable {
                 lastBuilt.value = layout
             }
         }
-        self.init(layout: layout, values: RowValues(values))
-        self.cells = cells
-        willMutate()
+        return Built(layout: layout, values: values, cells: cells)
     }
 
     /// Building a record with the layout of the last one built, while its names come in order.
@@ -424,7 +456,7 @@ public final class Record: Sendable {
     }
 
     private func currentValue(at i: Int) -> Any? {
-        if let cells, cells[i].hasSwiftValue { return cells[i].swiftValue }
+        if let cells, cells[i].hasSwiftValue { return Self.kept(cells[i], stored: values[i]) }
         if let kept = convertedValue(at: i) { return kept }
         if isMarkedDate(i), let date = try? DateConverter().decode(values[i]) { return date }
         return values[i].storedValue
@@ -437,6 +469,10 @@ public final class Record: Sendable {
     /// ```
     public func set(_ column: String, _ value: Any?) {
         let registry = lock.withLock { _ in layout.registry }
+        // A value of a common type is read where it lies (no copy of the `Any`).
+        if registry.fastPathEnabled, let plain = PlainValue.peek(value), let encoded = plain.encoded {
+            return store(column, encoded.stored, swiftValue: nil, plain: encoded.kind, encodingError: nil)
+        }
         let encoded: DatabaseValue
         do {
             encoded = try registry.encode(value)
@@ -468,8 +504,9 @@ public final class Record: Sendable {
         store(column, .null, swiftValue: value, encodingError: conversion)
     }
 
-    private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, encodingError: ConversionError?) {
-        let hasSwiftValue = swiftValue != nil
+    private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, plain: PlainKind = .none,
+                       encodingError: ConversionError?) {
+        let hasSwiftValue = plain != .none || swiftValue != nil
         // Not `encodingError.map(ErrorBox.init)`: left generic there, it looked up metadata on every write.
         let box: ErrorBox? = if let encodingError { ErrorBox(encodingError) } else { nil }
         lock.withLock { _ in
@@ -478,7 +515,7 @@ public final class Record: Sendable {
             values[i] = encoded
             ensureCells()
             if box != nil { stateObject.mayHoldEncodingError = true }
-            cells![i] = Cell(swiftValue: swiftValue, hasSwiftValue: hasSwiftValue, modified: true, encodingError: box)
+            cells![i] = Cell(swiftValue: swiftValue, hasSwiftValue: hasSwiftValue, modified: true, plain: plain, encodingError: box)
             forgetConverted(at: i)
         }
     }
@@ -584,7 +621,7 @@ public final class Record: Sendable {
 
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
-        let cached = (cells?[i]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: i)
+        let cached = (cells?[i]).flatMap { Self.kept($0, stored: values[i]) } ?? convertedValue(at: i)
         return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry, invalidText: values.invalidText(at: i))
     }
 
@@ -637,7 +674,7 @@ public final class Record: Sendable {
         if flags.load(ordering: .acquiring) & (Self.mutatedBit | Self.keptBit) != 0 {
             let kept = lock.withLock { _ -> Any? in
                 guard index < values.count else { return nil }
-                return (cells?[index]).flatMap { $0.hasSwiftValue ? $0.swiftValue : nil } ?? convertedValue(at: index)
+                return (cells?[index]).flatMap { Self.kept($0, stored: values[index]) } ?? convertedValue(at: index)
             }
             if let kept { return kept as? URL }
         }

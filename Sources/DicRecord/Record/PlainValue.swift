@@ -1,0 +1,142 @@
+import DicRecordConverters
+import Foundation
+
+/// A value of one of the common types, read out of an `Any?` where it lies: building a record
+/// from a literal and `record.name = value` take these without copying the existential (a copy,
+/// a type test and a destroy cost about 35 ns a value, more than the rest of storing it).
+enum PlainValue {
+    case int(Int)
+    case int64(Int64)
+    case double(Double)
+    case bool(Bool)
+    case string(String)
+
+    /// Byte offset of the type metadata pointer in an `Any` (and an `Any?`).
+    @inline(__always) static var metadataOffset: Int { 3 * MemoryLayout<UnsafeRawPointer>.size }
+
+    /// The common value held by the `Any?` at `pointer`, or nil (nil too for NULL and any other type).
+    ///
+    /// Unsafe, fenced: an `Any` is an opaque existential container, three words of inline buffer
+    /// and then the type's metadata pointer, which `Optional<Any>` sets to zero for nil (the
+    /// Swift ABI's layout); these five types fit the buffer and are stored at its start.
+    /// `PlainValueTests` fails if either changes. Only the metadata word is read before the type
+    /// is known, and it is compared with the metadata of the five types, nothing else.
+    @inline(__always)
+    static func peek(_ pointer: UnsafeRawPointer) -> PlainValue? {
+        let metadata = pointer.load(fromByteOffset: metadataOffset, as: UInt.self)
+        if metadata == 0 { return nil }
+        if metadata == UInt(bitPattern: ObjectIdentifier(Int.self)) { return .int(pointer.load(as: Int.self)) }
+        if metadata == UInt(bitPattern: ObjectIdentifier(String.self)) { return .string(pointer.load(as: String.self)) }
+        if metadata == UInt(bitPattern: ObjectIdentifier(Double.self)) { return .double(pointer.load(as: Double.self)) }
+        if metadata == UInt(bitPattern: ObjectIdentifier(Int64.self)) { return .int64(pointer.load(as: Int64.self)) }
+        if metadata == UInt(bitPattern: ObjectIdentifier(Bool.self)) { return .bool(pointer.load(as: Bool.self)) }
+        return nil
+    }
+
+    /// The common value `value` holds (read in place, not copied).
+    @inline(__always)
+    static func peek(_ value: borrowing Any?) -> PlainValue? {
+        withUnsafePointer(to: value) { peek(UnsafeRawPointer($0)) }
+    }
+
+    /// The stored value by the built-in rules, and the kind a record's cell notes to rebuild the
+    /// value from it; nil when the rules give none (NaN), for the general path to report.
+    @inline(__always)
+    var encoded: (stored: DatabaseValue, kind: PlainKind)? {
+        switch self {
+        case .int(let v): return (BuiltInRules.stored(v), .int)
+        case .int64(let v): return (BuiltInRules.stored(v), .int64)
+        case .bool(let v): return (BuiltInRules.stored(v), .bool)
+        case .string(let v): return (BuiltInRules.stored(v), .string)
+        case .double(let v):
+            guard let stored = BuiltInRules.stored(v) else { return nil }
+            return (stored, .double)
+        }
+    }
+}
+
+/// The common type a written value had, when its stored value gives it back exactly: a cell
+/// notes this instead of keeping the value in an `Any` (copying an `Any` costs a call through
+/// its type's witnesses, each time the cell is copied or destroyed).
+enum PlainKind: UInt8 {
+    case none, int, int64, double, bool, string
+
+    /// The written value, from the value the built-in rules stored for it.
+    func value(from stored: DatabaseValue) -> Any? {
+        switch (self, stored) {
+        case (.int, .integer(let v)): Int(v)
+        case (.int64, .integer(let v)): v
+        case (.bool, .integer(let v)): v != 0
+        case (.double, .real(let v)): v
+        case (.string, .text(let v)): v
+        default: nil
+        }
+    }
+}
+
+/// The columns of a record being built: names, and values encoded with what the record keeps.
+protocol BuildingPairs {
+    var count: Int { get }
+    func name(at index: Int) -> String
+    /// The value at `index` encoded (through the built-in rules when `fast`, else the registry)
+    /// and what the record keeps of it: the kind of a common value, else the value, or what a
+    /// written Optional wraps.
+    func encoded(at index: Int, registry: Converters, fast: Bool) throws -> Encoded
+}
+
+/// A value encoded for a record's cell.
+struct Encoded {
+    let stored: DatabaseValue
+    let kept: Any?
+    let kind: PlainKind
+}
+
+extension BuildingPairs {
+    /// The general path: the registry encodes the value.
+    @inline(__always)
+    static func encodedGenerally(_ value: Any?, registry: Converters) throws -> Encoded {
+        let stored = try registry.encode(value)
+        return Encoded(stored: stored, kept: value.flatMap { Record.isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 },
+                       kind: .none)
+    }
+}
+
+/// Pairs in an array (a dictionary's, sorted; a JSON object's).
+struct ArrayPairs: BuildingPairs {
+    let pairs: [(key: String, value: Any?)]
+    var count: Int { pairs.count }
+    func name(at index: Int) -> String { pairs[index].key }
+    func encoded(at index: Int, registry: Converters, fast: Bool) throws -> Encoded {
+        if fast, let plain = PlainValue.peek(pairs[index].value), let encoded = plain.encoded {
+            return Encoded(stored: encoded.stored, kept: nil, kind: encoded.kind)
+        }
+        return try Self.encodedGenerally(pairs[index].value, registry: registry)
+    }
+}
+
+/// The elements of a record literal, read where they lie (see `Record.init(_:)`).
+struct LiteralPairs: BuildingPairs {
+    let elements: UnsafeBufferPointer<(key: String, value: Any?)>
+    /// Where an element's value starts.
+    @inline(__always) static var valueOffset: Int {
+        MemoryLayout<(key: String, value: Any?)>.offset(of: \(key: String, value: Any?).value) ?? MemoryLayout<String>.stride
+    }
+    var count: Int { elements.count }
+    /// Where an element's name starts.
+    @inline(__always) static var keyOffset: Int { MemoryLayout<(key: String, value: Any?)>.offset(of: \(key: String, value: Any?).key) ?? 0 }
+    /// (Read through a pointer: `elements[index].key` copied the whole element, its `Any?` too.)
+    @inline(__always)
+    func name(at index: Int) -> String {
+        guard let base = elements.baseAddress else { return elements[index].key }
+        precondition(index >= 0 && index < elements.count, "element index out of range")
+        return (UnsafeRawPointer(base + index) + Self.keyOffset).load(as: String.self)
+    }
+    @inline(__always)
+    func encoded(at index: Int, registry: Converters, fast: Bool) throws -> Encoded {
+        if fast, let base = elements.baseAddress,
+           let plain = PlainValue.peek(UnsafeRawPointer(base + index) + Self.valueOffset), let encoded = plain.encoded {
+            return Encoded(stored: encoded.stored, kept: nil, kind: encoded.kind)
+        }
+        return try Self.encodedGenerally(elements[index].value, registry: registry)
+    }
+}
