@@ -436,3 +436,79 @@ struct ContextRegistryTests {
         }
     }
 }
+
+final class ResolvedNote: Model {
+    @Column var text: String?
+    override class var tableName: String { "resolved_note" }
+}
+
+/// A model class remembers the context it resolved to (`ModelSchema.context(in:named:)`): every
+/// change to the registries must make it resolve again.
+@Suite("A model's remembered context")
+struct ResolvedContextTests {
+    private func file(_ folder: URL, _ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    private func count(_ config: String) throws -> Int? {
+        try Db.use(config).queryInt("select count(*) from resolved_note")
+    }
+
+    @Test func aContextStartedAgainUnderTheSameNameIsTheOneUsed() throws {
+        let folder = DbSuiteKit.temporaryFolder()
+        defer { DbSuiteKit.cleanUp(folder) }
+        try DbContext.withIsolatedRegistry {
+            let first = try DbContext(path: file(folder, "first.sqlite"), configName: "notes")
+            first.register(ResolvedNote.self)
+            try first.start()
+            let a = ResolvedNote().use("notes"); a.text = "a"; try a.save()
+            #expect(try count("notes") == 1)
+            first.stop()
+            // Stopped: refused by name, not written to the stopped file.
+            let b = ResolvedNote().use("notes"); b.text = "b"
+            #expect(throws: DicRecordError.self) { try b.save() }
+            let second = try DbContext(path: file(folder, "second.sqlite"), configName: "notes")
+            second.register(ResolvedNote.self)
+            try second.start()
+            defer { second.stop() }
+            let c = ResolvedNote().use("notes"); c.text = "c"; try c.save()
+            #expect(try count("notes") == 1)
+            #expect(try ResolvedNote.dao.use("notes").findAll().map(\.text) == ["c"])
+        }
+    }
+
+    @Test func aModelRegisteredAfterARefusalIsThenFound() throws {
+        let folder = DbSuiteKit.temporaryFolder()
+        defer { DbSuiteKit.cleanUp(folder) }
+        try DbContext.withIsolatedRegistry {
+            let main = try DbContext(path: file(folder, "main.sqlite"))
+            try main.start()
+            defer { main.stop() }
+            let other = try DbContext(path: file(folder, "other.sqlite"), configName: "other")
+            try other.start()
+            defer { other.stop() }
+            other.register(ResolvedNote.self)
+            // Unnamed: the one context that declares it.
+            let a = ResolvedNote(); a.text = "a"; try a.save()
+            #expect(try count("other") == 1)
+            // Declared on main too, later: main comes first among the candidates now.
+            main.register(ResolvedNote.self)
+            let b = ResolvedNote(); b.text = "b"; try b.save()
+            #expect(try count("main") == 1)
+            #expect(try count("other") == 1)
+        }
+    }
+
+    @Test func eachIsolatedRegistryResolvesItsOwnContext() throws {
+        let folder = DbSuiteKit.temporaryFolder()
+        defer { DbSuiteKit.cleanUp(folder) }
+        for name in ["one", "two"] {
+            try DbContext.withIsolatedRegistry {
+                let main = try DbContext(path: file(folder, "\(name).sqlite"))
+                main.register(ResolvedNote.self)
+                try main.start()
+                defer { main.stop() }
+                let note = ResolvedNote(); note.text = name; try note.save()
+                #expect(try ResolvedNote.dao.findAll().map(\.text) == [name])
+            }
+        }
+    }
+}

@@ -21,6 +21,22 @@ final class ContextRegistry: Sendable {
     }
     private let state = Guarded(State())
 
+    /// Bumped after every change to which context a declared model resolves to, in any registry:
+    /// a context started or stopped, a declaration added, failed or brought back, a registry
+    /// gone. A resolution remembered with this count is good while the count is unchanged.
+    static let changes = Atomic<UInt64>(0)
+
+    static func changed() {
+        changes.add(1, ordering: .releasing)
+    }
+
+    init() {}
+
+    deinit {
+        // A later registry may reuse this one's address.
+        Self.changed()
+    }
+
     func add(_ context: DbContext) throws {
         let key = context.configName.lowercased()
         try state.withLock { state in
@@ -34,6 +50,7 @@ final class ContextRegistry: Sendable {
             state.exact[context.configName] = context
             state.main = Self.main(of: state)
         }
+        Self.changed()
     }
 
     func remove(_ context: DbContext) {
@@ -45,6 +62,7 @@ final class ContextRegistry: Sendable {
             state.exact[context.configName] = nil
             state.main = Self.main(of: state)
         }
+        Self.changed()
     }
 
     /// The context for `name` (case-insensitive); nil or empty means main.

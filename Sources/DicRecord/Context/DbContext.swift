@@ -155,6 +155,7 @@ public final class DbContext: Sendable {
             let addedIDs = Set(added.map(\.id))
             return (added, declarations.declared.filter { !addedIDs.contains($0.id) })
         }
+        ContextRegistry.changed()
         guard !added.isEmpty, isStarted else { return }
         do {
             try runStartWork(added: added, others: others, migrations: [])
@@ -166,6 +167,7 @@ public final class DbContext: Sendable {
                 for item in added { declarations.failures[item.id] = error }
             }
         }
+        ContextRegistry.changed()
     }
 
     /// Declares step `version` of this database's migrations (patchwork's): at start, the steps
@@ -245,6 +247,7 @@ public final class DbContext: Sendable {
                 declarations.failures = [:]
                 return (declarations.declared, declarations.migrations)
             }
+            ContextRegistry.changed()
             do {
                 try runStartWork(added: declared.0, migrations: declared.1)
             } catch {

@@ -252,7 +252,10 @@ public struct Dao<M: Model>: Sendable {
         let schema = known ?? ModelSchema.of(M.self)
         if let error = schema.declarationError { throw error }
         let contexts = ContextRegistry.active
-        let context = try contexts.context(declaring: ObjectIdentifier(M.self), model: "\(M.self)", named: configName)
+        let name = configName
+        let context = try schema.context(in: contexts, named: name) {
+            try contexts.context(declaring: ObjectIdentifier(M.self), model: "\(M.self)", named: name)
+        }
         return (Db(context: context, contexts: contexts), schema)
     }
 

@@ -87,6 +87,33 @@ final class ModelSchema: Sendable {
         }
     }
 
+    /// The context this model class last resolved to: in which registry, under which config
+    /// name, at which count of `ContextRegistry.changes`.
+    private struct ResolvedContext {
+        let registry: ObjectIdentifier
+        let changes: UInt64
+        let name: String?
+        let context: DbContext
+    }
+    private let resolved = Guarded<ResolvedContext?>(nil)
+
+    /// The context `resolve` finds for this model class in `registry` under `name`, remembered
+    /// until the registries change (a save or find then takes one lock, not two and a hash).
+    func context(in registry: ContextRegistry, named name: String?, resolve: () throws -> DbContext) throws -> DbContext {
+        // Read before resolving: a change during the resolution makes the next call resolve again.
+        let changes = ContextRegistry.changes.load(ordering: .acquiring)
+        let id = ObjectIdentifier(registry)
+        if let hit = resolved.withLock({ remembered -> DbContext? in
+            guard let remembered, remembered.changes == changes, remembered.registry == id, remembered.name == name else { return nil }
+            return remembered.context
+        }) {
+            return hit
+        }
+        let context = try resolve()
+        resolved.withLock { $0 = ResolvedContext(registry: id, changes: changes, name: name, context: context) }
+        return context
+    }
+
     func remember(_ key: ObjectIdentifier, _ column: ColumnInfo) {
         keySlotHistory.withLock { history in
             let current = keySlots.load(ordering: .acquiring).takeUnretainedValue()
