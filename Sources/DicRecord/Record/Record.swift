@@ -398,7 +398,10 @@ public final class Record: Sendable {
     /// Forgets a kept conversion of column `i` (it was overwritten). Called with the lock held.
     private func forgetConverted(at i: Int) {
         if converted != nil { converted!.removeAll { $0.index == i } }
-        if i < 62 { flags.bitwiseAnd(~(UInt64(1) << UInt64(i)), ordering: .relaxed) }
+        // Read first: an atomic read-modify-write on every write costs more than the read.
+        if i < 62, flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0 {
+            flags.bitwiseAnd(~(UInt64(1) << UInt64(i)), ordering: .relaxed)
+        }
     }
 
     /// Whether column `i` was read as a Date on the inlined path.
@@ -506,16 +509,20 @@ public final class Record: Sendable {
 
     private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, plain: PlainKind = .none,
                        encodingError: ConversionError?) {
-        let hasSwiftValue = plain != .none || swiftValue != nil
         // Not `encodingError.map(ErrorBox.init)`: left generic there, it looked up metadata on every write.
         let box: ErrorBox? = if let encodingError { ErrorBox(encodingError) } else { nil }
+        let cell = plain != .none
+            ? Cell(swiftValue: nil, hasSwiftValue: true, modified: true, plain: plain, encodingError: box)
+            : Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true, encodingError: box)
         lock.withLock { _ in
-            let i = position(creating: column)
+            // One state object for the whole write (each `values`/`cells` access looked it up again).
+            let s = writableState
+            let i = position(creating: column, in: s)
             willMutate()
-            values[i] = encoded
-            ensureCells()
-            if box != nil { stateObject.mayHoldEncodingError = true }
-            cells![i] = Cell(swiftValue: swiftValue, hasSwiftValue: hasSwiftValue, modified: true, plain: plain, encodingError: box)
+            s.values![i] = encoded
+            if s.cells == nil { s.cells = Self.emptyCells(count: s.values!.count) }
+            if box != nil { s.mayHoldEncodingError = true }
+            s.cells![i] = cell
             forgetConverted(at: i)
         }
     }
@@ -551,33 +558,36 @@ public final class Record: Sendable {
     }
 
     private func position(creating column: String) -> Int {
-        // Columns written one by one in the order of the last record built this way: the
-        // layout's remembered successor says the column is new here (no lookup).
-        let current = layout
-        let grown: RowLayout
-        if let remembered = current.appendingIfRemembered(column) {
-            grown = remembered
-        } else {
-            if let i = current.position(of: column) { return i }
-            grown = current.appending(column)
-        }
-        willMutate()
-        layout = grown
-        values.append(.null)
-        if cells != nil {
-            if cells!.count == cells!.capacity { cells!.reserveCapacity(Swift.max(8, cells!.count * 2)) }
-            cells!.append(Cell())
-        }
-        return values.count - 1
+        position(creating: column, in: writableState)
     }
 
-    private func ensureCells() {
-        if cells == nil {
-            var made = ContiguousArray<Cell>()
-            made.reserveCapacity(Swift.max(8, values.count))
-            made.append(contentsOf: repeatElement(Cell(), count: values.count))
-            cells = made
+    /// The position of `column` in `s` (the writable state), appended (NULL) when new.
+    private func position(creating column: String, in s: State) -> Int {
+        // Columns written one by one in the order of the last record built this way: the
+        // layout's remembered successor says the column is new here (no lookup).
+        let grown: RowLayout
+        if let remembered = s.layout!.appendingIfRemembered(column) {
+            grown = remembered
+        } else {
+            if let i = s.layout!.position(of: column) { return i }
+            grown = s.layout!.appending(column)
         }
+        willMutate()
+        s.layout = grown
+        s.values!.append(.null)
+        if s.cells != nil {
+            if s.cells!.count == s.cells!.capacity { s.cells!.reserveCapacity(Swift.max(8, s.cells!.count * 2)) }
+            s.cells!.append(Cell())
+        }
+        return s.values!.count - 1
+    }
+
+    /// Cells for `count` columns none of which was written, with room to grow.
+    private static func emptyCells(count: Int) -> ContiguousArray<Cell> {
+        var made = ContiguousArray<Cell>()
+        made.reserveCapacity(Swift.max(8, count))
+        made.append(contentsOf: repeatElement(Cell(), count: count))
+        return made
     }
 
     // MARK: Typed access
@@ -785,7 +795,7 @@ public final class Record: Sendable {
                 let position = current === set.layout ? i : set.layout.names.indices.contains(i)
                     ? current.position(of: set.layout.names[i]) : nil
                 guard let position, position < values.count else { continue }
-                ensureCells()
+                if cells == nil { cells = Self.emptyCells(count: values.count) }
                 cells![position].modified = true
             }
         }
