@@ -232,9 +232,7 @@ struct RollbackUndo {
     static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, on connection: some EngineConnection) {
         let depth = connection.transactionDepth
         let writtenKey = generated == nil ? nil : key
-        var previous: DatabaseValue?
-        if let writtenKey, let generated { previous = record.exchange(writtenKey, generated) }
-        let cleared = record.clearModified()
+        let (previous, cleared) = record.finishWrite(key: writtenKey, generated: generated)
         guard depth > 0 else { return }
         let log: SaveUndoLog
         if let known = connection.undoLog as? SaveUndoLog {

@@ -540,15 +540,29 @@ public final class Record: Sendable {
 
     /// `put`, returning what the column held before (nil: it did not exist), in one lock.
     func exchange(_ column: String, _ value: DatabaseValue) -> DatabaseValue? {
+        lock.withLock { _ in exchangeLocked(column, value) }
+    }
+
+    /// `exchange`, with the lock held.
+    private func exchangeLocked(_ column: String, _ value: DatabaseValue) -> DatabaseValue? {
+        let s = writableState
+        let existing = s.layout!.position(of: column)
+        let previous = existing.map { s.values![$0] }
+        let i = existing ?? position(creating: column, in: s)
+        willMutate()
+        s.values![i] = value
+        if s.cells != nil { s.cells![i] = Cell() }
+        forgetConverted(at: i)
+        return previous
+    }
+
+    /// After the record's row was written: stores the generated `key` value, if any, and clears
+    /// the modified flags, under one lock. Returns the key's previous value and what was modified.
+    func finishWrite(key: String?, generated: DatabaseValue?) -> (previous: DatabaseValue?, cleared: ModifiedSet) {
         lock.withLock { _ in
-            let existing = layout.position(of: column)
-            let previous = existing.map { values[$0] }
-            let i = existing ?? position(creating: column)
-            willMutate()
-            values[i] = value
-            if cells != nil { cells![i] = Cell() }
-            forgetConverted(at: i)
-            return previous
+            var previous: DatabaseValue?
+            if let key, let generated { previous = exchangeLocked(key, generated) }
+            return (previous, clearModifiedLocked())
         }
     }
 
@@ -804,15 +818,20 @@ public final class Record: Sendable {
     /// Clears the modified flags (after a successful save or update); returns which were set.
     @discardableResult
     func clearModified() -> ModifiedSet {
-        lock.withLock { _ in
-            var set = ModifiedSet(layout: layout)
-            guard let state, state.cells != nil else { return set }
-            for i in state.cells!.indices where state.cells![i].modified {
+        lock.withLock { _ in clearModifiedLocked() }
+    }
+
+    /// `clearModified`, with the lock held.
+    private func clearModifiedLocked() -> ModifiedSet {
+        var set = ModifiedSet(layout: layout)
+        guard let state, state.cells != nil else { return set }
+        state.cells!.withUnsafeMutableBufferPointer { cells in
+            for i in cells.indices where cells[i].modified {
                 if i < 64 { set.bits |= 1 << UInt64(i) } else { set.more.append(i) }
-                state.cells![i].modified = false
+                cells[i].modified = false
             }
-            return set
         }
+        return set
     }
 
     /// Overwrites the stored values in place and forgets converted values (see `Db.eachRecord`).
