@@ -278,3 +278,31 @@ struct ReadMissTests {
         }
     }
 }
+
+@Suite("toDictionary with names Swift takes for one")
+struct MergedKeyTests {
+    /// SQLite keeps "é" and "e" + U+0301 apart; a Swift dictionary cannot. The dictionary holds the
+    /// first and a warning names both (once), where it used to drop the second silently.
+    @Test func aDictionaryKeyThatMergesTwoColumnsIsWarnedAbout() throws {
+        let log = CapturedLog()
+        var options = DbContext.Options()
+        options.logger = log.logger
+        try withDatabase(options: options) { t throws in
+            try t.db.update("create table accents(\"\u{e9}\" integer, \"e\u{301}\" integer, plain integer)")
+            try t.db.update("insert into accents values (1, 2, 3)")
+            let rows = try t.db.find("select * from accents")
+            let record = try #require(rows.first)
+            #expect(record.columnNames.count == 3)
+            let dictionary = record.toDictionary()
+            #expect(dictionary.count == 2)
+            #expect(dictionary["\u{e9}"].flatMap { $0 } as? Int64 == 1)
+            #expect(dictionary["plain"].flatMap { $0 } as? Int64 == 3)
+            _ = record.toDictionary()
+            let warnings = log.warnings.filter { $0.contains("toDictionary") }
+            #expect(warnings.count == 1)
+            #expect(warnings.first?.contains("select * from accents") == true)
+            // Every column is still there by position.
+            #expect(record[1] as? Int64 == 2)
+        }
+    }
+}

@@ -36,6 +36,17 @@ final class ReadOrigin: Sendable {
     }
 }
 
+extension ReadOrigin {
+    /// Warns once per pair of names (or stops the process under `strictReads`) that two columns,
+    /// distinct for SQLite, are one key of a Swift dictionary (`toDictionary`).
+    func reportMergedKeys(_ kept: String, _ dropped: String) {
+        let message = "toDictionary: columns \"\(kept)\" and \"\(dropped)\" are one key of a Swift dictionary (their names are canonically equivalent); it holds \"\(kept)\". Read both with columnNames and record[index]. Row from \(place)"
+        if reporter.strictReads { preconditionFailure(message) }
+        let first = warned.withLock { $0.insert("toDictionary\u{0}\(kept)\u{0}\(dropped)").inserted }
+        if first { reporter.logger.warning("\(message)") }
+    }
+}
+
 extension Record {
     /// The general typed read by name: `get`, with a miss (no such column, a value that does not
     /// convert) reported by the row's origin. NULL gives nil quietly.

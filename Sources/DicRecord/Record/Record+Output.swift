@@ -26,12 +26,19 @@ extension Record: Equatable, CustomStringConvertible {
     }
 
     /// Column names to current values (the converted or written value, else the stored one; nil for NULL).
+    /// Two columns whose names Swift's `String` takes for equal ("é" and "e" + U+0301, which SQLite
+    /// keeps apart) are one key: it holds the first, and a warning names both (`columnNames` and
+    /// `record[index]` read every column).
     /// ```swift
     /// let values = record.toDictionary()   // ["id": 1, "name": "张三"]
     /// ```
     public func toDictionary() -> [String: Any?] {
         var result: [String: Any?] = [:]
-        for column in currentColumns where result.index(forKey: column.name) == nil {
+        for column in currentColumns {
+            if let first = result.index(forKey: column.name) {
+                layoutOrigin.reportMergedKeys(result[first].key, column.name)
+                continue
+            }
             result[column.name] = .some(column.current)
         }
         return result
