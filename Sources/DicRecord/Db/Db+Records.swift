@@ -58,8 +58,9 @@ extension Db {
     private func saveRecords(_ records: [Record], key: String?, plan: inout InsertPlan, on connection: Connection,
                              counts: inout [Int], next: inout Int) throws -> [Int] {
         while next < records.count {
-            let first = try records[next].insertSnapshot(key: key)
-            var pending: InsertRow? = first
+            var pending: InsertRow? = try records[next].insertSnapshot(key: key)
+            // (The shape only: holding the first row's values would make writing its key copy them.)
+            let first = pending!.shape
             let sql = plan.sql(for: first.names)
             try connection.withStatement(sql, .none, bind: false) { statement in
                 while next < records.count {
@@ -70,16 +71,20 @@ extension Db {
                         pending = nil
                     } else {
                         row = try record.insertSnapshot(key: key)
-                        guard row.hasColumns(of: first) else { break }
+                        guard row.shape.hasColumns(of: first) else { break }
                     }
-                    counts.append(try connection.runPrepared(statement, .values(row.values)))
+                    let shape = row.shape
+                    counts.append(try connection.runPrepared(statement, row.arguments))
+                    // The row's view of the values ends here: writing the key back then finds
+                    // them unshared and copies nothing.
+                    _ = consume row
                     var writtenKey: String?
-                    if let key, row.keyIsMissing {
+                    if let key, shape.keyIsMissing {
                         if plan.keyIsColumn == nil { plan.keyIsColumn = connection.tableHasColumn(plan.table, key) }
                         if plan.keyIsColumn == true { writtenKey = key }
                     }
                     RollbackUndo.finishSave(record, key: writtenKey, generated: writtenKey.map { _ in .integer(connection.lastInsertRowid) },
-                                            on: connection)
+                                            at: shape, on: connection)
                     next += 1
                 }
             }

@@ -226,13 +226,15 @@ struct RollbackUndo {
     let previousKey: DatabaseValue?
 
     /// Ends a save of `record` on `connection`: writes the `generated` key back into column `key`
-    /// and clears the modified flags; inside a transaction, notes how to undo both should it roll
+    /// (at the position the INSERT left it out of, when `shape` says so and the layout is still
+    /// the one inserted) and clears the modified flags; inside a transaction, notes how to undo both should it roll
     /// back (in autocommit a save that returns has been committed: nothing to take back).
     @inline(__always)
-    static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, on connection: some EngineConnection) {
+    static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, at shape: InsertShape? = nil,
+                           on connection: some EngineConnection) {
         let depth = connection.transactionDepth
         let writtenKey = generated == nil ? nil : key
-        let (previous, cleared) = record.finishWrite(key: writtenKey, generated: generated)
+        let (previous, cleared) = record.finishWrite(key: writtenKey, generated: generated, at: shape)
         guard depth > 0 else { return }
         let log: SaveUndoLog
         if let known = connection.undoLog as? SaveUndoLog {

@@ -27,10 +27,13 @@ extension Model {
         let saved = try context.pool().write { connection -> Bool in
             // The generated key goes back into `id` whenever the model has the implicit one.
             let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
+            let shape = row.shape
             let sql = schema.insertSQL(for: row)
-            let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, .values(row.values)) }
-            RollbackUndo.finishSave(record, key: "id", generated: row.keyIsMissing ? .integer(connection.lastInsertRowid) : nil,
-                                    on: connection)
+            let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, row.arguments) }
+            // The row's view of the values ends here: writing the key back then copies nothing.
+            _ = consume row
+            RollbackUndo.finishSave(record, key: "id", generated: shape.keyIsMissing ? .integer(connection.lastInsertRowid) : nil,
+                                    at: shape, on: connection)
             return changed > 0
         }
         layoutMap = nil

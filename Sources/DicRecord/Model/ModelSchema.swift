@@ -203,14 +203,13 @@ final class ModelSchema: Sendable {
 
     /// The INSERT for the columns of `row`; the last one built is kept (a loop of saves reuses it).
     func insertSQL(for row: InsertRow) -> String {
-        if let last = lastInsert.withLock({ $0 }), last.row.hasColumns(of: row) { return last.sql }
+        if let last = lastInsert.withLock({ $0 }), last.shape.hasColumns(of: row.shape) { return last.sql }
         let sql = SqlText.insert(into: tableName, columns: row.names)
         // Kept without its values (a large text or blob of the last row is not held).
-        let shape = InsertRow(layout: row.layout, omitted: row.omitted, values: [], keyIsMissing: row.keyIsMissing)
-        lastInsert.withLock { $0 = (shape, sql) }
+        lastInsert.withLock { $0 = (row.shape, sql) }
         return sql
     }
-    private let lastInsert = Guarded<(row: InsertRow, sql: String)?>(nil)
+    private let lastInsert = Guarded<(shape: InsertShape, sql: String)?>(nil)
 
     /// The FTS5 table that indexes the `searchColumns` of the model table `table`: the dao
     /// searches it, schema upkeep creates it and its triggers.

@@ -544,9 +544,15 @@ public final class Record: Sendable {
     }
 
     /// `exchange`, with the lock held.
-    private func exchangeLocked(_ column: String, _ value: DatabaseValue) -> DatabaseValue? {
+    private func exchangeLocked(_ column: String, _ value: DatabaseValue, knownAt known: InsertShape? = nil) -> DatabaseValue? {
         let s = writableState
-        let existing = s.layout!.position(of: column)
+        // A save knows where its key was left out: no lookup while the layout is the one it inserted.
+        let existing: Int?
+        if let known, let omitted = known.omitted, s.layout! === known.layout {
+            existing = omitted
+        } else {
+            existing = s.layout!.position(of: column)
+        }
         let previous = existing.map { s.values![$0] }
         let i = existing ?? position(creating: column, in: s)
         willMutate()
@@ -558,10 +564,10 @@ public final class Record: Sendable {
 
     /// After the record's row was written: stores the generated `key` value, if any, and clears
     /// the modified flags, under one lock. Returns the key's previous value and what was modified.
-    func finishWrite(key: String?, generated: DatabaseValue?) -> (previous: DatabaseValue?, cleared: ModifiedSet) {
+    func finishWrite(key: String?, generated: DatabaseValue?, at shape: InsertShape? = nil) -> (previous: DatabaseValue?, cleared: ModifiedSet) {
         lock.withLock { _ in
             var previous: DatabaseValue?
-            if let key, let generated { previous = exchangeLocked(key, generated) }
+            if let key, let generated { previous = exchangeLocked(key, generated, knownAt: shape) }
             return (previous, clearModifiedLocked())
         }
     }
@@ -734,17 +740,12 @@ public final class Record: Sendable {
     func insertSnapshot(key: String?) throws -> InsertRow {
         try lock.withLock { _ in
             if let box = encodingErrorBox { throw box.error }
-            let layout = self.layout, values = self.values
+            let layout = self.layout
             let keyPosition = key.flatMap { layout.position(of: $0) }
-            guard let keyPosition, values[keyPosition] == .null else {
-                return InsertRow(layout: layout, omitted: nil, values: values.array, keyIsMissing: key != nil && keyPosition == nil)
-            }
-            // One new array without the key (and the record's own values stay unshared, so
-            // writing the generated key back copies nothing).
-            var kept: [DatabaseValue] = []
-            kept.reserveCapacity(values.count - 1)
-            for i in values.indices where i != keyPosition { kept.append(values[i]) }
-            return InsertRow(layout: layout, omitted: keyPosition, values: kept, keyIsMissing: true)
+            let values = self.values
+            let omitted = keyPosition.flatMap { values[$0] == .null ? $0 : nil }
+            return InsertRow(shape: InsertShape(layout: layout, omitted: omitted, keyIsMissing: key != nil && (keyPosition == nil || omitted != nil)),
+                             stored: values)
         }
     }
 
@@ -882,17 +883,16 @@ extension Optional: OptionalProtocol {
     static var wrappedType: Any.Type { Wrapped.self }
 }
 
-/// A record's columns for an INSERT, read under one lock: its values, without a key column
-/// whose value is NULL (the database generates it).
-struct InsertRow: Sendable {
+/// Which columns of a record an INSERT writes: its layout's, without a key column whose value is
+/// NULL (the database generates it). Rows of one shape share one INSERT statement.
+struct InsertShape: Sendable {
     let layout: RowLayout
     /// The position in `layout` of the key column left out, if any.
     let omitted: Int?
-    let values: [DatabaseValue]
     /// True when the key is not supplied (left out, or not a column at all).
     let keyIsMissing: Bool
 
-    /// The names of `values`.
+    /// The names of the columns written.
     var names: [String] {
         guard let omitted else { return layout.names }
         var names = layout.names
@@ -902,7 +902,27 @@ struct InsertRow: Sendable {
 
     /// Whether `other` inserts the same columns (one INSERT statement serves both). Records
     /// built alike share their layout, so this rarely compares names.
-    func hasColumns(of other: InsertRow) -> Bool {
+    func hasColumns(of other: InsertShape) -> Bool {
         (layout === other.layout && omitted == other.omitted) || RowLayout.sameSpelling(names, other.names)
     }
+}
+
+/// A record's columns for an INSERT, read under one lock: its shape and its stored values,
+/// viewed, not copied (a later write to the record copies them first, as any write to shared
+/// values does).
+struct InsertRow: Sendable {
+    let shape: InsertShape
+    /// Every stored value of the record, the omitted key's included.
+    let stored: RowValues
+
+    var layout: RowLayout { shape.layout }
+    var omitted: Int? { shape.omitted }
+    var keyIsMissing: Bool { shape.keyIsMissing }
+    var names: [String] { shape.names }
+
+    /// The values bound, without the omitted key: bound from the record's own values.
+    var arguments: Arguments { .row(stored, omitting: shape.omitted) }
+
+    /// The values bound, as an array (for an engine that takes one).
+    var values: [DatabaseValue] { Arguments.rowValues(stored, omitting: shape.omitted) }
 }

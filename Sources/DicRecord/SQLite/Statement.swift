@@ -160,6 +160,13 @@ final class Statement {
         case .values(let values):
             try checkCount(values.count, configName: configName)
             for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), configName: configName) }
+        case .row(let values, let omitted):
+            try checkCount(values.count - (omitted == nil ? 0 : 1), configName: configName)
+            var index: Int32 = 1
+            for i in values.indices where i != omitted {
+                try bind(values[i], at: index, configName: configName)
+                index += 1
+            }
         case .positional(let values):
             try checkCount(values.count, configName: configName)
             // In place for the common types (see `InlineArgument`); through the registry otherwise,
@@ -291,6 +298,8 @@ final class Statement {
         switch arguments {
         case .values(let values):
             return values
+        case .row(let values, let omitted):
+            return Arguments.rowValues(values, omitting: omitted)
         case .positional(let values):
             return values.map { (try? registry.encode($0)) ?? .null }
         case .named(let values):
