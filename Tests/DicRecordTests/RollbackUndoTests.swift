@@ -128,6 +128,44 @@ final class UndoPupil: Model {
         }
     }
 
+    /// The log keeps its entries in chunks (`SaveUndoLog.chunkSize`): saves on both sides of a
+    /// chunk's end, in savepoints released into their transaction and rolled back, are all undone,
+    /// and only they.
+    @Test func savesAcrossTheLogsChunksAreUndoneExactly() throws {
+        try withDatabase { t in
+            try t.db.update("create table p (id integer primary key, name text)")
+            let size = SaveUndoLog.chunkSize
+            let outer = try (0..<(size - 3)).map { try Record(["name": "o\($0)"]) }
+            let released = try (0..<(size + 5)).map { try Record(["name": "r\($0)"]) }
+            let dropped = try (0..<7).map { try Record(["name": "d\($0)"]) }
+            try t.db.tx { db in
+                try db.batchSave("p", outer)
+                try db.tx { db in
+                    try db.tx { db in
+                        _ = try db.batchSave("p", released)
+                        return true      // released into the savepoint above, across a chunk's end
+                    }
+                    return true          // and into the transaction
+                }
+                try db.tx { db in
+                    _ = try db.batchSave("p", dropped)
+                    return false         // rolled back alone
+                }
+                #expect(outer.allSatisfy { $0.hasColumn("id") } && released.allSatisfy { $0.hasColumn("id") })
+                #expect(dropped.allSatisfy { !$0.hasColumn("id") && $0.modifiedColumns == ["name"] })
+                return false             // then everything goes
+            }
+            for record in outer + released + dropped {
+                #expect(record.hasColumn("id") == false)
+                #expect(record.modifiedColumns == ["name"])
+            }
+            #expect(try t.db.queryInt("select count(*) from p") == 0)
+            // Saved again, for good: keys in order, nothing left to undo from before.
+            try t.db.tx { db in try db.batchSave("p", outer + released); return true }
+            #expect((outer + released).map { $0["id"] as Int? } == (1...(2 * size + 2)).map { Optional($0) })
+        }
+    }
+
     @Test func asyncTransactionsUndoToo() async throws {
         try await withDatabase { t in
             t.context.register(UndoPupil.self)

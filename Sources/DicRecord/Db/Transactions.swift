@@ -243,7 +243,7 @@ struct RollbackUndo {
             log = SaveUndoLog()
             connection.undoLog = log
         }
-        log.entries.append((depth, RollbackUndo(record: record, modified: cleared, key: writtenKey, previousKey: previous)))
+        log.append(depth: depth, RollbackUndo(record: record, modified: cleared, key: writtenKey, previousKey: previous))
     }
 
     func apply() {
@@ -255,32 +255,63 @@ struct RollbackUndo {
 }
 
 /// The saves of a connection's open transactions that a rollback would take back, newest last,
-/// each with the depth it was made at.
+/// each with the depth it was made at. The saves of the transaction begun at a depth are always
+/// the newest ones (everything after its BEGIN or SAVEPOINT ran inside it): a rollback or release
+/// works on the tail only.
+/// (In chunks of a fixed size: a transaction of 100,000 saves never moves its entries to grow.)
 final class SaveUndoLog {
-    var entries: [(depth: Int, undo: RollbackUndo)] = []
+    typealias Entry = (depth: Int, undo: RollbackUndo)
+    private var chunks: [ContiguousArray<Entry>] = []
+    static let chunkSize = 1024
+
+    var isEmpty: Bool { chunks.isEmpty }
+
+    func append(depth: Int, _ undo: RollbackUndo) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
+            var chunk = ContiguousArray<Entry>()
+            chunk.reserveCapacity(Self.chunkSize)
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append((depth, undo))
+    }
+
+    /// Removes and returns the newest entry if it was made deeper than `depth`.
+    func popNewer(than depth: Int) -> RollbackUndo? {
+        guard let last = chunks.last?.last, last.depth > depth else { return nil }
+        chunks[chunks.count - 1].removeLast()
+        if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
+        return last.undo
+    }
+
+    /// Gives the entries made deeper than `depth` that depth (their savepoint was released into it).
+    func relabel(newerThan depth: Int) {
+        for c in chunks.indices.reversed() {
+            for i in chunks[c].indices.reversed() {
+                guard chunks[c][i].depth > depth else { return }
+                chunks[c][i].depth = depth
+            }
+        }
+    }
+
+    func removeAll() { chunks.removeAll() }
 }
 
 extension EngineConnection {
     /// The transaction at `depth` (its body ran at `depth + 1`) rolled back: put back what the
     /// saves inside it changed, newest first.
     func undoSaves(rolledBackAt depth: Int) {
-        guard let log = undoLog as? SaveUndoLog, !log.entries.isEmpty else { return }
-        while let last = log.entries.last, last.depth > depth {
-            log.entries.removeLast()
-            last.undo.apply()
-        }
+        guard let log = undoLog as? SaveUndoLog, !log.isEmpty else { return }
+        while let undo = log.popNewer(than: depth) { undo.apply() }
     }
 
     /// The transaction at `depth` committed: its saves now belong to the enclosing transaction,
     /// or, at the outermost level, are for good.
     func keepSaves(committedAt depth: Int) {
-        guard let log = undoLog as? SaveUndoLog, !log.entries.isEmpty else { return }
+        guard let log = undoLog as? SaveUndoLog, !log.isEmpty else { return }
         if depth == 0 {
-            log.entries.removeAll()
+            log.removeAll()
             return
         }
-        for i in log.entries.indices where log.entries[i].depth > depth {
-            log.entries[i].depth = depth
-        }
+        log.relabel(newerThan: depth)
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+final class KeyInTheMiddle: Model {
+    @Column var a: Int = 0
+    @Column var b: String?
+    @Column var c: Double = 0
+}
+
+/// An INSERT binds the record's own stored values, leaving out a NULL key wherever it sits, and
+/// the generated key is written back to that column, not a neighbour.
+@Suite struct InsertRowTests {
+    @Test(arguments: Engine.available) func aNullKeyAnywhereIsLeftOutAndFilledBack(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            try t.db.update(t.db.ddl("create table p (a integer, id integer primary key, b text, c real)"))
+            let first = try Record(["a": 1, "id": nil, "b": "x", "c": 1.5])
+            let second = try Record(["a": 2, "id": nil, "b": "y", "c": 2.5])
+            let last = try Record(["a": 3, "b": "z", "c": 3.5, "id": nil])
+            #expect(try t.db.batchSave("p", [first, second, last]) == [1, 1, 1])
+            #expect(first.toDictionary().mapValues { "\($0 ?? "nil")" } == ["a": "1", "id": "1", "b": "x", "c": "1.5"])
+            #expect(second["id"] as Int? == 2 && second["a"] as Int? == 2 && second["b"] as String? == "y")
+            #expect(last["id"] as Int? == 3 && last["c"] as Double? == 3.5)
+            let rows = try t.db.find("select a, id, b, c from p order by id")
+            #expect(rows.map { [$0["a"] as Int?, $0["id"] as Int?] } == [[1, 1], [2, 2], [3, 3]])
+            #expect(rows.map { $0["b"] as String? } == ["x", "y", "z"])
+            #expect(rows.map { $0["c"] as Double? } == [1.5, 2.5, 3.5])
+            #expect([first, second, last].allSatisfy { $0.modifiedColumns.isEmpty })
+        }
+    }
+
+    /// A record saved, then written: the save's view of its values does not see the write, and
+    /// the write does not change what was saved.
+    @Test(arguments: Engine.available) func aWriteAfterASaveIsTheRecordsOwn(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            t.context.register(KeyInTheMiddle.self)
+            let model = KeyInTheMiddle()
+            model.a = 5
+            model.b = "five"
+            model.c = 0.5
+            try model.save()
+            let id = try #require(model.id)
+            model.b = "six"
+            #expect(model.b == "six")
+            #expect(try KeyInTheMiddle.dao.findById(id)?.b == "five")
+            try model.update()
+            #expect(try KeyInTheMiddle.dao.findById(id)?.b == "six")
+            // A second model saved through the same statement gets its own key.
+            let other = KeyInTheMiddle()
+            other.a = 6
+            try other.save()
+            #expect(other.id == id + 1 && other.a == 6 && other.b == nil)
+        }
+    }
+
+    /// The values of an INSERT as a trace or error shows them: the key left out.
+    @Test func theArgumentsOfARowLeaveTheKeyOut() throws {
+        let record = try Record(["a": 1, "id": nil, "b": "x"])
+        let row = try record.insertSnapshot(key: "id")
+        #expect(row.omitted == 1 && row.keyIsMissing)
+        #expect(row.values == [.integer(1), .text("x")])
+        #expect(row.arguments.isEmpty == false)
+        let keyed = try Record(["id": 9, "a": 1]).insertSnapshot(key: "id")
+        #expect(keyed.omitted == nil && !keyed.keyIsMissing && keyed.values == [.integer(9), .integer(1)])
+        let keyless = try Record(["a": 1]).insertSnapshot(key: "id")
+        #expect(keyless.omitted == nil && keyless.keyIsMissing && keyless.values == [.integer(1)])
+    }
+}
