@@ -38,8 +38,8 @@ struct PlainValueTests {
             let pairs = LiteralPairs(elements: buffer)
             #expect((0..<pairs.count).map(pairs.name(at:)) == ["a", "b", "c", "d"])
         }
-        // A cell notes a common value's kind beside its flags, in no more room than before.
-        #expect(MemoryLayout<Record.Cell>.stride == 6 * word)
+        // A cell is its flags and one reference: a common value is rebuilt from its kind.
+        #expect(MemoryLayout<Record.Cell>.stride == 2 * word)
     }
 
     /// Each common type is read as itself; nil, Optionals inside an `Any` and every other type

@@ -503,7 +503,7 @@ extension Model {
     final func writeColumn<Value>(_ column: ColumnInfo, _ value: Value) {
         guard let json = column.json else {
             if storage.fastPathAllowed, let fast = Record.fastEncode(value) {
-                storage.set(column.name, encoded: fast.stored, swiftValue: fast.kept)
+                storage.set(column.name, fast)
             } else {
                 storage.set(column.name, value)
             }

@@ -171,20 +171,23 @@ extension Record {
     /// The stored form of a value of a common type (and its Optional), with the value to keep,
     /// by `BuiltInRules`, without the registry's dynamic casts; nil for any other type and where
     /// the rule leaves the answer to the converter (its error). The caller checks `fastPathAllowed`.
-    static func fastEncode<V>(_ value: V) -> (stored: DatabaseValue, kept: Any?)? {
-        // Each value is kept as its concrete type (boxing a generic `W` as `Any` costs a runtime call).
-        func plain<W>(_ value: W) -> (stored: DatabaseValue, kept: Any?)? {
-            if W.self == Int.self { let v = unsafeBitCast(value, to: Int.self); return (BuiltInRules.stored(v), v) }
-            if W.self == String.self { let v = unsafeBitCast(value, to: String.self); return (BuiltInRules.stored(v), v) }
-            if W.self == Double.self { let v = unsafeBitCast(value, to: Double.self); return BuiltInRules.stored(v).map { ($0, v) } }
-            if W.self == Int64.self { let v = unsafeBitCast(value, to: Int64.self); return (BuiltInRules.stored(v), v) }
-            if W.self == Bool.self { let v = unsafeBitCast(value, to: Bool.self); return (BuiltInRules.stored(v), v) }
-            if W.self == Date.self { let v = unsafeBitCast(value, to: Date.self); return BuiltInRules.stored(v).map { ($0, v) } }
-            if W.self == Data.self { let v = unsafeBitCast(value, to: Data.self); return (BuiltInRules.stored(v), v) }
+    static func fastEncode<V>(_ value: V) -> Encoded? {
+        // A common value is kept as its kind (`PlainKind`: rebuilt from the stored value, nothing
+        // boxed); Date and Data as themselves (boxing a generic `W` as `Any` costs a runtime call).
+        func plain<W>(_ value: W) -> Encoded? {
+            if W.self == Int.self { return Encoded(stored: BuiltInRules.stored(unsafeBitCast(value, to: Int.self)), kept: nil, kind: .int) }
+            if W.self == String.self { return Encoded(stored: BuiltInRules.stored(unsafeBitCast(value, to: String.self)), kept: nil, kind: .string) }
+            if W.self == Double.self {
+                return BuiltInRules.stored(unsafeBitCast(value, to: Double.self)).map { Encoded(stored: $0, kept: nil, kind: .double) }
+            }
+            if W.self == Int64.self { return Encoded(stored: BuiltInRules.stored(unsafeBitCast(value, to: Int64.self)), kept: nil, kind: .int64) }
+            if W.self == Bool.self { return Encoded(stored: BuiltInRules.stored(unsafeBitCast(value, to: Bool.self)), kept: nil, kind: .bool) }
+            if W.self == Date.self { let v = unsafeBitCast(value, to: Date.self); return BuiltInRules.stored(v).map { Encoded(stored: $0, kept: v, kind: .none) } }
+            if W.self == Data.self { let v = unsafeBitCast(value, to: Data.self); return Encoded(stored: BuiltInRules.stored(v), kept: v, kind: .none) }
             return nil
         }
-        func optional<W>(_ type: W.Type) -> (stored: DatabaseValue, kept: Any?)? {
-            guard let wrapped = unsafeBitCast(value, to: W?.self) else { return (.null, nil) }
+        func optional<W>(_ type: W.Type) -> Encoded? {
+            guard let wrapped = unsafeBitCast(value, to: W?.self) else { return Encoded(stored: .null, kept: nil, kind: .none) }
             return plain(wrapped)
         }
         if V.self == Int?.self { return optional(Int.self) }

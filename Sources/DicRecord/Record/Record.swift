@@ -108,29 +108,51 @@ public final class Record: Sendable {
         }
     }
 
+    /// A written column's flags, and what it keeps beyond them. 16 bytes: a value of a common
+    /// type is rebuilt from its stored value (`plain`), so only other values and encoding errors
+    /// take a box (a written record's cells are kept by the thousand).
     struct Cell {
-        /// The converted value of the first typed read, or the value written (nil when `plain`
-        /// rebuilds it).
-        var swiftValue: Any?
+        /// The converted value of the first typed read or the value written, and why it could
+        /// not be encoded; nil when there is neither.
+        var box: CellBox?
         var hasSwiftValue = false
         var modified = false
-        /// Why the written value could not be encoded; thrown by the statement that would store it.
-        /// Boxed so that the common cell stays small (records with cached values are kept by the thousand).
         /// The common type of the value written, rebuilt from its stored value (see `kept(_:stored:)`).
-        /// (Beside the flags: the cell stays 48 bytes.)
         var plain = PlainKind.none
-        var encodingError: ErrorBox?
+
+        init() {}
+
+        init(swiftValue: Any?, hasSwiftValue: Bool, modified: Bool, plain: PlainKind = .none, encodingError: ConversionError? = nil) {
+            if swiftValue != nil || encodingError != nil { box = CellBox(value: swiftValue, encodingError: encodingError) }
+            self.hasSwiftValue = hasSwiftValue
+            self.modified = modified
+            self.plain = plain
+        }
+
+        /// A written value of a common type, rebuilt from its stored value: nothing boxed.
+        init(plain: PlainKind) {
+            hasSwiftValue = true
+            modified = true
+            self.plain = plain
+        }
+
+        var swiftValue: Any? { box?.value }
+        var encodingError: ConversionError? { box?.encodingError }
+    }
+
+    final class CellBox {
+        let value: Any?
+        let encodingError: ConversionError?
+        init(value: Any?, encodingError: ConversionError?) {
+            self.value = value
+            self.encodingError = encodingError
+        }
     }
 
     /// The written or kept value of a cell whose column stores `stored`.
     private static func kept(_ cell: Cell, stored: DatabaseValue) -> Any? {
         guard cell.hasSwiftValue else { return nil }
         return cell.plain == .none ? cell.swiftValue : cell.plain.value(from: stored)
-    }
-
-    final class ErrorBox: Sendable {
-        let error: ConversionError
-        init(_ error: ConversionError) { self.error = error }
     }
 
     init(layout: RowLayout, values: RowValues) {
@@ -494,6 +516,11 @@ public final class Record: Sendable {
         value.flatMap { isPlainValue($0) ? $0 : ($0 as? any OptionalProtocol)?.unwrapped ?? $0 }
     }
 
+    /// Writes a value encoded by the built-in rules (a model's column) and marks the column modified.
+    func set(_ column: String, _ encoded: Encoded) {
+        store(column, encoded.stored, swiftValue: encoded.kept, plain: encoded.kind, encodingError: nil)
+    }
+
     /// Writes a value already encoded (a model's JSON column) and marks the column modified.
     func set(_ column: String, encoded: DatabaseValue, swiftValue: Any?) {
         store(column, encoded, swiftValue: swiftValue, encodingError: nil)
@@ -509,11 +536,10 @@ public final class Record: Sendable {
 
     private func store(_ column: String, _ encoded: DatabaseValue, swiftValue: Any?, plain: PlainKind = .none,
                        encodingError: ConversionError?) {
-        // Not `encodingError.map(ErrorBox.init)`: left generic there, it looked up metadata on every write.
-        let box: ErrorBox? = if let encodingError { ErrorBox(encodingError) } else { nil }
-        let cell = plain != .none
-            ? Cell(swiftValue: nil, hasSwiftValue: true, modified: true, plain: plain, encodingError: box)
-            : Cell(swiftValue: swiftValue, hasSwiftValue: swiftValue != nil, modified: true, encodingError: box)
+        let cell = plain != .none && encodingError == nil
+            ? Cell(plain: plain)
+            : Cell(swiftValue: plain != .none ? nil : swiftValue, hasSwiftValue: plain != .none || swiftValue != nil, modified: true,
+                   plain: plain, encodingError: encodingError)
         lock.withLock { _ in
             // One state object for the whole write (each `values`/`cells` access looked it up again).
             let s = writableState
@@ -521,7 +547,7 @@ public final class Record: Sendable {
             willMutate()
             s.values![i] = encoded
             if s.cells == nil { s.cells = Self.emptyCells(count: s.values!.count) }
-            if box != nil { s.mayHoldEncodingError = true }
+            if encodingError != nil { s.mayHoldEncodingError = true }
             s.cells![i] = cell
             forgetConverted(at: i)
         }
@@ -739,7 +765,7 @@ public final class Record: Sendable {
     /// values, and whether `key` has no value (so the generated one should be written back).
     func insertSnapshot(key: String?) throws -> InsertRow {
         try lock.withLock { _ in
-            if let box = encodingErrorBox { throw box.error }
+            if let error = firstEncodingErrorLocked { throw error }
             let layout = self.layout
             let keyPosition = key.flatMap { layout.position(of: $0) }
             let values = self.values
@@ -750,14 +776,14 @@ public final class Record: Sendable {
     }
 
     /// The first cell's encoding error, if any (under the lock).
-    private var encodingErrorBox: ErrorBox? {
+    private var firstEncodingErrorLocked: ConversionError? {
         guard let state, state.mayHoldEncodingError else { return nil }
         return state.cells?.lazy.compactMap(\.encodingError).first
     }
 
     /// The error of the first value written that could not be encoded (it is held as NULL), if any.
     var firstEncodingError: ConversionError? {
-        lock.withLock { _ in encodingErrorBox?.error }
+        lock.withLock { _ in firstEncodingErrorLocked }
     }
 
     /// Every column with its stored and current value, read under one lock.
@@ -783,7 +809,7 @@ public final class Record: Sendable {
         try lock.withLock { _ in
             guard let cells else { return [] }
             return try cells.indices.filter { cells[$0].modified }.map { i in
-                if let box = cells[i].encodingError { throw box.error }
+                if let error = cells[i].encodingError { throw error }
                 return (layout.names[i], values[i])
             }
         }
