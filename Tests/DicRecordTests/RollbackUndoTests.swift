@@ -166,6 +166,51 @@ final class UndoPupil: Model {
         }
     }
 
+    /// The rare parts of an undo entry: flags past the 64th column, and a key that held a value
+    /// before the save wrote one back (an upsert's RETURNING).
+    @Test func flagsPastTheSixtyFourthAndAPreviousKeyComeBack() throws {
+        try withDatabase { t in
+            let names = (0..<70).map { "c\($0)" }
+            try t.db.update("create table wide (id integer primary key, \(names.map { "\($0) integer" }.joined(separator: ", ")))")
+            let wide = Record()
+            for (i, name) in names.enumerated() { wide.set(name, i) }
+            try t.db.tx { db in
+                try db.save("wide", wide)
+                #expect(wide.modifiedColumns.isEmpty && wide["id"] as Int? == 1)
+                return false
+            }
+            #expect(wide.modifiedColumns == names)
+            #expect(wide.hasColumn("id") == false)
+
+            t.context.register(UndoPupil.self)
+            let pupil = UndoPupil()
+            pupil.name = "dee"
+            try pupil.save()
+            let id = try #require(pupil.id)
+            let twin = UndoPupil()
+            twin.id = id
+            twin.name = "dee again"
+            try t.db.tx { _ in
+                let saved = try twin.saveOrUpdate()
+                #expect(saved)
+                return false
+            }
+            #expect(twin.id == id)
+            #expect(twin.modifiedColumns.contains("name"))
+            #expect(try UndoPupil.dao.findById(id)?.name == "dee")
+
+            // A key that held another value gets it back.
+            let record = try Record(["name": "x", "id": 7])
+            let layout = record.layout   // (one thread: no lock needed)
+            let undo = RollbackUndo(record: record, layout: layout, bits: 0b1, extra: .init(more: [], previousKey: .integer(5)),
+                                    depth: 1, keyPosition: 1, previousKey: .other)
+            _ = record.clearModified()
+            undo.apply()
+            #expect(record["id"] as Int? == 5)
+            #expect(record.modifiedColumns == ["name"])
+        }
+    }
+
     @Test func asyncTransactionsUndoToo() async throws {
         try await withDatabase { t in
             t.context.register(UndoPupil.self)

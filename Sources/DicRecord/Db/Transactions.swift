@@ -220,21 +220,41 @@ extension Db {
 /// mistaken for a stored one.
 struct RollbackUndo {
     let record: Record
-    let modified: Record.ModifiedSet
-    /// The key column written back, and what it held before (nil: the column was absent).
-    let key: String?
-    let previousKey: DatabaseValue?
+    /// The record's layout right after the save: the cleared flags and the key are positions in it.
+    let layout: RowLayout
+    /// The flags cleared, of the first 64 columns.
+    let bits: UInt64
+    /// What is rare: flags past the 64th, and a key's previous value other than NULL.
+    let extra: Extra?
+    /// The depth of the transaction the save was made in (the log relabels it on a release).
+    var depth: Int32
+    /// The position in `layout` of the key written back; -1 when none was.
+    let keyPosition: Int32
+    /// What the key column held before: nothing (it was absent), NULL, or `extra`'s value.
+    let previousKey: PreviousKey
+
+    enum PreviousKey: UInt8 { case absent, null, other }
+
+    final class Extra {
+        let more: [Int]
+        let previousKey: DatabaseValue?
+        init(more: [Int], previousKey: DatabaseValue?) {
+            self.more = more
+            self.previousKey = previousKey
+        }
+    }
 
     /// Ends a save of `record` on `connection`: writes the `generated` key back into column `key`
     /// (at the position the INSERT left it out of, when `shape` says so and the layout is still
-    /// the one inserted) and clears the modified flags; inside a transaction, notes how to undo both should it roll
-    /// back (in autocommit a save that returns has been committed: nothing to take back).
+    /// the one inserted) and clears the modified flags; inside a transaction, notes how to undo
+    /// both should it roll back (in autocommit a save that returns has been committed: nothing to
+    /// take back).
     @inline(__always)
     static func finishSave(_ record: Record, key: String?, generated: DatabaseValue?, at shape: InsertShape? = nil,
                            on connection: some EngineConnection) {
         let depth = connection.transactionDepth
         let writtenKey = generated == nil ? nil : key
-        let (previous, cleared) = record.finishWrite(key: writtenKey, generated: generated, at: shape)
+        let (previous, keyPosition, cleared) = record.finishWrite(key: writtenKey, generated: generated, at: shape)
         guard depth > 0 else { return }
         let log: SaveUndoLog
         if let known = connection.undoLog as? SaveUndoLog {
@@ -243,14 +263,27 @@ struct RollbackUndo {
             log = SaveUndoLog()
             connection.undoLog = log
         }
-        log.append(depth: depth, RollbackUndo(record: record, modified: cleared, key: writtenKey, previousKey: previous))
+        let previousKey: PreviousKey = switch previous {
+        case nil: .absent
+        case .null?: .null
+        default: .other
+        }
+        let extra = previousKey == .other || !cleared.more.isEmpty
+            ? Extra(more: cleared.more, previousKey: previousKey == .other ? previous : nil) : nil
+        log.append(RollbackUndo(record: record, layout: cleared.layout, bits: cleared.bits, extra: extra, depth: Int32(depth),
+                                keyPosition: keyPosition.map(Int32.init) ?? -1, previousKey: previousKey))
     }
 
     func apply() {
-        if let key {
-            if let previousKey { record.put(key, previousKey) } else { record.remove(key) }
+        if keyPosition >= 0 {
+            let key = layout.names[Int(keyPosition)]
+            switch previousKey {
+            case .absent: record.remove(key)
+            case .null: record.put(key, .null)
+            case .other: record.put(key, extra?.previousKey ?? .null)
+            }
         }
-        record.markModified(modified)
+        record.markModified(Record.ModifiedSet(layout: layout, bits: bits, more: extra?.more ?? []))
     }
 }
 
@@ -260,19 +293,18 @@ struct RollbackUndo {
 /// works on the tail only.
 /// (In chunks of a fixed size: a transaction of 100,000 saves never moves its entries to grow.)
 final class SaveUndoLog {
-    typealias Entry = (depth: Int, undo: RollbackUndo)
-    private var chunks: [ContiguousArray<Entry>] = []
+    private var chunks: [ContiguousArray<RollbackUndo>] = []
     static let chunkSize = 1024
 
     var isEmpty: Bool { chunks.isEmpty }
 
-    func append(depth: Int, _ undo: RollbackUndo) {
+    func append(_ undo: RollbackUndo) {
         if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
-            var chunk = ContiguousArray<Entry>()
+            var chunk = ContiguousArray<RollbackUndo>()
             chunk.reserveCapacity(Self.chunkSize)
             chunks.append(chunk)
         }
-        chunks[chunks.count - 1].append((depth, undo))
+        chunks[chunks.count - 1].append(undo)
     }
 
     /// Removes and returns the newest entry if it was made deeper than `depth`.
@@ -280,7 +312,7 @@ final class SaveUndoLog {
         guard let last = chunks.last?.last, last.depth > depth else { return nil }
         chunks[chunks.count - 1].removeLast()
         if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
-        return last.undo
+        return last
     }
 
     /// Gives the entries made deeper than `depth` that depth (their savepoint was released into it).
@@ -288,7 +320,7 @@ final class SaveUndoLog {
         for c in chunks.indices.reversed() {
             for i in chunks[c].indices.reversed() {
                 guard chunks[c][i].depth > depth else { return }
-                chunks[c][i].depth = depth
+                chunks[c][i].depth = Int32(depth)
             }
         }
     }

@@ -566,11 +566,13 @@ public final class Record: Sendable {
 
     /// `put`, returning what the column held before (nil: it did not exist), in one lock.
     func exchange(_ column: String, _ value: DatabaseValue) -> DatabaseValue? {
-        lock.withLock { _ in exchangeLocked(column, value) }
+        lock.withLock { _ in exchangeLocked(column, value).previous }
     }
 
     /// `exchange`, with the lock held.
-    private func exchangeLocked(_ column: String, _ value: DatabaseValue, knownAt known: InsertShape? = nil) -> DatabaseValue? {
+    /// Returns the column's previous value (nil: it was absent) and its position now.
+    private func exchangeLocked(_ column: String, _ value: DatabaseValue, knownAt known: InsertShape? = nil)
+        -> (previous: DatabaseValue?, position: Int) {
         let s = writableState
         // A save knows where its key was left out: no lookup while the layout is the one it inserted.
         let existing: Int?
@@ -585,16 +587,20 @@ public final class Record: Sendable {
         s.values![i] = value
         if s.cells != nil { s.cells![i] = Cell() }
         forgetConverted(at: i)
-        return previous
+        return (previous, i)
     }
 
     /// After the record's row was written: stores the generated `key` value, if any, and clears
-    /// the modified flags, under one lock. Returns the key's previous value and what was modified.
-    func finishWrite(key: String?, generated: DatabaseValue?, at shape: InsertShape? = nil) -> (previous: DatabaseValue?, cleared: ModifiedSet) {
+    /// the modified flags, under one lock. Returns the key's previous value (nil: the column was
+    /// absent), its position in the layout of `cleared` (nil: no key written) and what was modified.
+    func finishWrite(key: String?, generated: DatabaseValue?, at shape: InsertShape? = nil)
+        -> (previous: DatabaseValue?, keyPosition: Int?, cleared: ModifiedSet) {
         lock.withLock { _ in
-            var previous: DatabaseValue?
-            if let key, let generated { previous = exchangeLocked(key, generated, knownAt: shape) }
-            return (previous, clearModifiedLocked())
+            var previous: DatabaseValue?, keyPosition: Int?
+            if let key, let generated {
+                (previous, keyPosition) = exchangeLocked(key, generated, knownAt: shape)
+            }
+            return (previous, keyPosition, clearModifiedLocked())
         }
     }
 
