@@ -78,10 +78,12 @@ enum PlainKind: UInt8 {
 protocol BuildingPairs {
     var count: Int { get }
     func name(at index: Int) -> String
-    /// The value at `index` encoded (through the built-in rules when `fast`, else the registry)
-    /// and what the record keeps of it: the kind of a common value, else the value, or what a
-    /// written Optional wraps.
-    func encoded(at index: Int, registry: Converters, fast: Bool) throws -> Encoded
+    /// The value at `index` when it is of a common type, read in place and encoded by the
+    /// built-in rules, with its kind (nothing of it kept as an `Any`); nil otherwise.
+    func plain(at index: Int) -> (stored: DatabaseValue, kind: PlainKind)?
+    /// The value at `index` encoded by the registry, with what the record keeps of it: the value,
+    /// or what a written Optional wraps.
+    func encoded(at index: Int, registry: Converters) throws -> Encoded
 }
 
 /// A value encoded for a record's cell.
@@ -106,11 +108,11 @@ struct ArrayPairs: BuildingPairs {
     let pairs: [(key: String, value: Any?)]
     var count: Int { pairs.count }
     func name(at index: Int) -> String { pairs[index].key }
-    func encoded(at index: Int, registry: Converters, fast: Bool) throws -> Encoded {
-        if fast, let plain = PlainValue.peek(pairs[index].value), let encoded = plain.encoded {
-            return Encoded(stored: encoded.stored, kept: nil, kind: encoded.kind)
-        }
-        return try Self.encodedGenerally(pairs[index].value, registry: registry)
+    func plain(at index: Int) -> (stored: DatabaseValue, kind: PlainKind)? {
+        PlainValue.peek(pairs[index].value)?.encoded
+    }
+    func encoded(at index: Int, registry: Converters) throws -> Encoded {
+        try Self.encodedGenerally(pairs[index].value, registry: registry)
     }
 }
 
@@ -132,11 +134,12 @@ struct LiteralPairs: BuildingPairs {
         return (UnsafeRawPointer(base + index) + Self.keyOffset).load(as: String.self)
     }
     @inline(__always)
-    func encoded(at index: Int, registry: Converters, fast: Bool) throws -> Encoded {
-        if fast, let base = elements.baseAddress,
-           let plain = PlainValue.peek(UnsafeRawPointer(base + index) + Self.valueOffset), let encoded = plain.encoded {
-            return Encoded(stored: encoded.stored, kept: nil, kind: encoded.kind)
-        }
-        return try Self.encodedGenerally(elements[index].value, registry: registry)
+    func plain(at index: Int) -> (stored: DatabaseValue, kind: PlainKind)? {
+        guard let base = elements.baseAddress else { return nil }
+        precondition(index >= 0 && index < elements.count, "element index out of range")
+        return PlainValue.peek(UnsafeRawPointer(base + index) + Self.valueOffset)?.encoded
+    }
+    func encoded(at index: Int, registry: Converters) throws -> Encoded {
+        try Self.encodedGenerally(elements[index].value, registry: registry)
     }
 }

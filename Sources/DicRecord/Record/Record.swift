@@ -220,8 +220,9 @@ public final class Record: Sendable {
         let count = pairs.count
         var values = ContiguousArray<DatabaseValue>()
         var cells = ContiguousArray<Cell>()
-        values.reserveCapacity(count)
-        cells.reserveCapacity(count)
+        // Room for one more: saving a record built without its key writes the generated one back.
+        values.reserveCapacity(count + 1)
+        cells.reserveCapacity(count + 1)
         // Records built in a loop (a batch) share the layout of the previous one: while the names
         // come in that layout's order, each is compared with its counterpart there and nothing
         // else is done with it (an ASCII layout of distinct names: see `LayoutReuse`).
@@ -233,15 +234,22 @@ public final class Record: Sendable {
         let fast = registry.fastPathEnabled
         for index in 0..<count {
             let name = pairs.name(at: index)
-            let value: Encoded
-            do {
-                value = try pairs.encoded(at: index, registry: registry, fast: fast)
-            } catch let error as ConversionError {
-                throw error.inColumn(name)
+            let encoded: DatabaseValue
+            let cell: Cell
+            if fast, let plain = pairs.plain(at: index) {
+                // A common value: no `Any` copied, kept or destroyed.
+                encoded = plain.stored
+                cell = Cell(plain: plain.kind)
+            } else {
+                let value: Encoded
+                do {
+                    value = try pairs.encoded(at: index, registry: registry)
+                } catch let error as ConversionError {
+                    throw error.inColumn(name)
+                }
+                encoded = value.stored
+                cell = Cell(swiftValue: value.kept, hasSwiftValue: value.kept != nil, modified: true)
             }
-            let encoded = value.stored
-            let cell = Cell(swiftValue: value.kept, hasSwiftValue: value.kind != .none || value.kept != nil, modified: true,
-                            plain: value.kind)
             if reuse.matches(name) {
                 values.append(encoded)
                 cells.append(cell)
