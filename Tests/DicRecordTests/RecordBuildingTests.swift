@@ -217,4 +217,29 @@ struct MemberWriteLayoutTests {
             #expect(try bytes("\u{E9}") == 2)
         }
     }
+
+    /// A record built one column at a time, as the one before it was, makes room for all its
+    /// columns and a generated key at its first write: its storage grows once.
+    @Test func aRecordGrownLikeTheLastOneMakesRoomOnce() throws {
+        let names = (0..<13).map { "grow_\($0)" }
+        let first = Record()
+        for name in names { first.set(name, 1) }
+        first.put("id", .integer(1))             // as a save writes its generated key back
+        let second = Record()
+        second.set(names[0], 2)
+        let room = second.lock.withLock { _ in second.values.capacity }
+        #expect(room >= names.count + 1)
+        for name in names.dropFirst() { second.set(name, 2) }
+        #expect(second.lock.withLock { _ in second.values.capacity } == room)
+        #expect(second.columnNames == names)
+        #expect(names.allSatisfy { second[$0] as Int? == 2 })
+        // A record that takes another path grows as before: room for two, then eight.
+        let other = Record()
+        other.set("unrelated", 1)
+        #expect(other.lock.withLock { _ in other.values.capacity } == 2)
+        other.set("unrelated_too", 1)
+        other.set("unrelated_three", 1)
+        #expect(other.lock.withLock { _ in other.values.capacity } == 8)
+        #expect(Record().columnNames.isEmpty && other.columnNames.count == 3)
+    }
 }

@@ -173,7 +173,7 @@ public final class Record: Sendable {
     /// try Db.save("student", r)
     /// ```
     public convenience init() {
-        self.init(layout: RowLayout.empty, values: RowValues([]))
+        self.init(layout: RowLayout.empty, values: RowValues.empty)
     }
 
     /// A record with these columns in this order; each value goes through its converter.
@@ -554,7 +554,7 @@ public final class Record: Sendable {
             let i = position(creating: column, in: s)
             willMutate()
             s.values![i] = encoded
-            if s.cells == nil { s.cells = Self.emptyCells(count: s.values!.count) }
+            if s.cells == nil { s.cells = Self.emptyCells(count: s.values!.count, room: s.values!.capacity) }
             if encodingError != nil { s.mayHoldEncodingError = true }
             s.cells![i] = cell
             forgetConverted(at: i)
@@ -634,18 +634,21 @@ public final class Record: Sendable {
         }
         willMutate()
         s.layout = grown
-        s.values!.append(.null)
+        // Room for as many columns as the last record grown this way ended with, and its
+        // generated key: its values and cells grow once, not at 8 and again at 16.
+        s.values!.append(.null, expected: grown.rememberedLength() + 1)
         if s.cells != nil {
-            if s.cells!.count == s.cells!.capacity { s.cells!.reserveCapacity(Swift.max(8, s.cells!.count * 2)) }
+            if s.cells!.count == s.cells!.capacity { s.cells!.reserveCapacity(Swift.max(8, s.cells!.count * 2, s.values!.capacity)) }
             s.cells!.append(Cell())
         }
         return s.values!.count - 1
     }
 
-    /// Cells for `count` columns none of which was written, with room to grow.
-    private static func emptyCells(count: Int) -> ContiguousArray<Cell> {
+    /// Cells for `count` columns none of which was written, with room to grow (for as many as
+    /// `room`, the values' room, at least).
+    private static func emptyCells(count: Int, room: Int = 0) -> ContiguousArray<Cell> {
         var made = ContiguousArray<Cell>()
-        made.reserveCapacity(Swift.max(8, count))
+        made.reserveCapacity(Swift.max(8, count, room))
         made.append(contentsOf: repeatElement(Cell(), count: count))
         return made
     }

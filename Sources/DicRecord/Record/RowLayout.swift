@@ -173,6 +173,18 @@ final class RowLayout: Sendable {
     }
 
 
+    /// How many columns a record growing from this layout had at the end of the first chain of
+    /// `appending` calls (following remembered successors, at most `limit` of them): how much room
+    /// a record built one column at a time, as the last one was, will want.
+    func rememberedLength(limit: Int = 64) -> Int {
+        var layout = self
+        for _ in 0..<limit {
+            guard let first = layout.firstSuccessor.load(ordering: .acquiring) else { break }
+            layout = first._withUnsafeGuaranteedRef { $0.layout }
+        }
+        return layout.names.count
+    }
+
     /// A layout whose names the caller has packed (all ASCII) and checked.
     init(names: [String], packedNames: [PackedName], registry: Converters, namesAreDistinct: Bool,
          origin: ReadOrigin = .builtInCode) {

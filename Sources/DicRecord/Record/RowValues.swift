@@ -30,6 +30,10 @@ struct RowValues: RandomAccessCollection, Sendable {
         self.init(storage: RowStorage(values), start: 0, count: values.count)
     }
 
+    /// No values: one storage that every empty record starts from (the first write gives a
+    /// record storage of its own, as it does a record sharing a fetched block).
+    static let empty = RowValues(ContiguousArray())
+
     init<S: Sequence<DatabaseValue>>(_ values: S) {
         self.init(ContiguousArray(values))
     }
@@ -103,12 +107,21 @@ struct RowValues: RandomAccessCollection, Sendable {
         return row
     }
 
-    mutating func append(_ value: DatabaseValue) {
-        makeUnique()
-        // A record built one column at a time: room for 8 at once, not 1, 2, 4, 8.
-        if storage.values.count == storage.values.capacity { storage.values.reserveCapacity(Swift.max(8, storage.values.count * 2)) }
+    /// Appends `value`; when the storage is full, makes room for at least `expected` values.
+    mutating func append(_ value: DatabaseValue, expected: @autoclosure () -> Int = 0) {
+        if !ownsArray { makeUnique(room: expected()) }
+        // A record built one column at a time: room for 8 at once (or as many as expected), not 1, 2, 4, 8.
+        if storage.values.count == storage.values.capacity {
+            storage.values.reserveCapacity(Swift.max(8, storage.values.count * 2, expected()))
+        }
         storage.values.append(value)
         length += 1
+    }
+
+    /// How many values the view's own storage holds before it must grow (its count when the
+    /// storage is shared).
+    var capacity: Int {
+        storage.isArray && start == 0 && storage.values.count == Int(length) ? storage.values.capacity : Int(length)
     }
 
     /// Overwrites the values in place when they are this view's alone (as `Db.each` refills its
@@ -136,13 +149,19 @@ struct RowValues: RandomAccessCollection, Sendable {
         storage.invalidTexts = invalidTexts
     }
 
-    /// Gives the view an array of its own (holding exactly its values) unless it has it already.
+    /// Whether the view has an array of its own holding exactly its values (it may write them).
+    private var ownsArray: Bool {
+        mutating get { isKnownUniquelyReferenced(&storage) && storage.isArray && start == 0 && storage.values.count == Int(length) }
+    }
+
+    /// Gives the view an array of its own (holding exactly its values, with room for `room`)
+    /// unless it has it already.
     @usableFromInline
-    mutating func makeUnique() {
-        if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == Int(length) { return }
+    mutating func makeUnique(room: Int = 0) {
+        if ownsArray { return }
         // Room for two more: the first write to a record often adds a column (a generated key).
         var copy = ContiguousArray<DatabaseValue>()
-        copy.reserveCapacity(Int(length) + 2)
+        copy.reserveCapacity(Swift.max(Int(length) + 2, room))
         for i in 0..<Int(length) { copy.append(storage.value(at: Int(start) &+ i)) }
         let invalidTexts = storage.invalidTexts.map { all in
             all.compactMap { (index: Int, bytes: Data) in
