@@ -74,7 +74,7 @@ extension Db {
                         guard row.shape.hasColumns(of: first) else { break }
                     }
                     let shape = row.shape
-                    counts.append(try connection.runPrepared(statement, row.arguments))
+                    counts.append(try connection.runPrepared(statement, count: row.count, row.value(at:)))
                     // The row's view of the values ends here: writing the key back then finds
                     // them unshared and copies nothing.
                     _ = consume row

@@ -29,7 +29,7 @@ extension Model {
             let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
             let shape = row.shape
             let sql = schema.insertSQL(for: row)
-            let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, row.arguments) }
+            let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, count: row.count, row.value(at:)) }
             // The row's view of the values ends here: writing the key back then copies nothing.
             _ = consume row
             RollbackUndo.finishSave(record, key: "id", generated: shape.keyIsMissing ? .integer(connection.lastInsertRowid) : nil,

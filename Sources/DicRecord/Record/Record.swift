@@ -963,9 +963,16 @@ struct InsertRow: Sendable {
     var keyIsMissing: Bool { shape.keyIsMissing }
     var names: [String] { shape.names }
 
-    /// The values bound, without the omitted key: bound from the record's own values.
-    var arguments: Arguments { .row(stored, omitting: shape.omitted) }
+    /// How many values the INSERT binds.
+    var count: Int { stored.count - (shape.omitted == nil ? 0 : 1) }
+
+    /// The value bound at `index` (0-based): the stored values, the omitted key skipped.
+    @inline(__always)
+    func value(at index: Int) -> DatabaseValue {
+        guard let omitted = shape.omitted, index >= omitted else { return stored[index] }
+        return stored[index + 1]
+    }
 
     /// The values bound, as an array (for an engine that takes one).
-    var values: [DatabaseValue] { Arguments.rowValues(stored, omitting: shape.omitted) }
+    var values: [DatabaseValue] { (0..<count).map(value(at:)) }
 }

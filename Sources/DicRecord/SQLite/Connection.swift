@@ -279,6 +279,12 @@ public final class Connection: @unchecked Sendable {
     /// Steps `statement` once: true when a row is ready, false when done.
     @inline(__always)
     func step(_ statement: Statement, _ arguments: Arguments) throws -> Bool {
+        try step(statement, described: { arguments })
+    }
+
+    /// `step`, with the arguments for an error message given only when one is made.
+    @inline(__always)
+    func step(_ statement: Statement, described arguments: () -> Arguments) throws -> Bool {
         let code = sqlite3_step(statement.handle)
         if code == SQLITE_ROW {
             // A stop that came between this call's checks and its step found no statement running
@@ -287,7 +293,7 @@ public final class Connection: @unchecked Sendable {
             return true
         }
         if code == SQLITE_DONE { return false }
-        throw error(code, statement, arguments)
+        throw error(code, statement, arguments())
     }
 
     /// Runs a statement that returns no rows to completion; returns the number of rows changed.
@@ -320,16 +326,31 @@ public final class Connection: @unchecked Sendable {
     /// Binds `arguments` to a statement held by the caller, runs it to completion and resets it;
     /// returns the rows it changed.
     func runPrepared(_ statement: Statement, _ arguments: Arguments) throws -> Int {
+        try runPrepared(statement, bind: { try statement.bind(arguments, registry: registry, configName: configName) },
+                        described: { statement.describe(arguments, registry: registry) })
+    }
+
+    /// `runPrepared` with `count` values given by `value` (a record's stored values, read where
+    /// they are: nothing copied into an array).
+    @inline(__always)
+    func runPrepared(_ statement: Statement, count: Int, _ value: (Int) -> DatabaseValue) throws -> Int {
+        try runPrepared(statement, bind: { try statement.bind(count: count, value, configName: configName) },
+                        described: { (0..<count).map(value) })
+    }
+
+    /// Binds (`bind`), runs to completion and resets `statement`; `described` gives the values
+    /// bound, for an error or a trace only.
+    @inline(__always)
+    private func runPrepared(_ statement: Statement, bind: () throws -> Void, described: () -> [DatabaseValue]) throws -> Int {
         try refuseIfStopped(statement.sql)
         statementStart = Self.waitClock()
-        try statement.bind(arguments, registry: registry, configName: configName)
+        try bind()
         let start = isTracing ? ContinuousClock.now : nil
         let before = sqlite3_total_changes64(sqliteHandle)
         defer { sqlite3_reset(statement.handle) }
-        while try step(statement, arguments) {}
+        while try step(statement, described: { .values(described()) }) {}
         if let start {
-            tracer.record(sql: statement.sql, arguments: statement.describe(arguments, registry: registry),
-                          configName: configName, duration: .now - start)
+            tracer.record(sql: statement.sql, arguments: described(), configName: configName, duration: .now - start)
         }
         return sqlite3_total_changes64(sqliteHandle) == before ? 0 : changes
     }

@@ -160,13 +160,6 @@ final class Statement {
         case .values(let values):
             try checkCount(values.count, configName: configName)
             for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), configName: configName) }
-        case .row(let values, let omitted):
-            try checkCount(values.count - (omitted == nil ? 0 : 1), configName: configName)
-            var index: Int32 = 1
-            for i in values.indices where i != omitted {
-                try bind(values[i], at: index, configName: configName)
-                index += 1
-            }
         case .positional(let values):
             try checkCount(values.count, configName: configName)
             // In place for the common types (see `InlineArgument`); through the registry otherwise,
@@ -215,6 +208,13 @@ final class Statement {
                                      sql: sql, configName: configName)
             }
         }
+    }
+
+    /// Binds `count` values, given by `value` for positions 0..<count.
+    @inline(__always)
+    func bind(count: Int, _ value: (Int) -> DatabaseValue, configName: String) throws {
+        try checkCount(count, configName: configName)
+        for i in 0..<count { try bind(value(i), at: Int32(i + 1), configName: configName) }
     }
 
     private func checkCount(_ count: Int, configName: String) throws {
@@ -298,8 +298,6 @@ final class Statement {
         switch arguments {
         case .values(let values):
             return values
-        case .row(let values, let omitted):
-            return Arguments.rowValues(values, omitting: omitted)
         case .positional(let values):
             return values.map { (try? registry.encode($0)) ?? .null }
         case .named(let values):

@@ -7,9 +7,6 @@ enum Arguments: Sendable {
     case named([String: DatabaseArgument])
     /// Values already encoded (the library's own INSERT/UPDATE): bound as they are.
     case values([DatabaseValue])
-    /// A record's stored values (an INSERT of it), without the key at `omitting` (NULL: the
-    /// database generates it): bound from the record's storage, with nothing copied.
-    case row(RowValues, omitting: Int?)
 
     static let none = Arguments.positional([])
 
@@ -18,7 +15,6 @@ enum Arguments: Sendable {
         case .positional(let values): values.isEmpty
         case .named(let values): values.isEmpty
         case .values(let values): values.isEmpty
-        case .row(let values, let omitted): values.count - (omitted == nil ? 0 : 1) == 0
         }
     }
 }
@@ -43,17 +39,7 @@ extension Arguments {
             return .named(encoded)
         case .values(let values):
             return .positional(values)
-        case .row(let values, let omitted):
-            return .positional(Self.rowValues(values, omitting: omitted))
         }
-    }
-
-    /// The values of `.row(values, omitting:)`, as bound.
-    static func rowValues(_ values: RowValues, omitting omitted: Int?) -> [DatabaseValue] {
-        var bound: [DatabaseValue] = []
-        bound.reserveCapacity(values.count)
-        for i in values.indices where i != omitted { bound.append(values[i]) }
-        return bound
     }
 }
 
