@@ -277,14 +277,13 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Steps `statement` once: true when a row is ready, false when done.
-    @inline(__always)
     func step(_ statement: Statement, _ arguments: Arguments) throws -> Bool {
         try step(statement, described: { arguments })
     }
 
     /// `step`, with the arguments for an error message given only when one is made.
     @inline(__always)
-    func step(_ statement: Statement, described arguments: () -> Arguments) throws -> Bool {
+    private func step(_ statement: Statement, described arguments: () -> Arguments) throws -> Bool {
         let code = sqlite3_step(statement.handle)
         if code == SQLITE_ROW {
             // A stop that came between this call's checks and its step found no statement running
