@@ -371,9 +371,9 @@ import Testing
         try withDatabase { t in
             try t.db.update("create table p (id integer primary key, a, b)")
             let one = try Record(["a": 1, "b": "x"]), two = try Record(["a": 2, "b": "y"])
-            #expect(one.baseLayout === two.baseLayout)
+            #expect(one.layout === two.layout)
             let other = try Record(["a": 1, "c": 2])
-            #expect(other.baseLayout !== one.baseLayout)
+            #expect(other.layout !== one.layout)
             one.b = "changed"
             #expect(two.b as String? == "y")
             // Both gain their generated key; the layout with `id` is shared too, the values are not.

@@ -221,25 +221,46 @@ struct MemberWriteLayoutTests {
     /// A record built one column at a time, as the one before it was, makes room for all its
     /// columns and a generated key at its first write: its storage grows once.
     @Test func aRecordGrownLikeTheLastOneMakesRoomOnce() throws {
+        // Names no other test uses, from a layout no other test reaches: tests run in parallel
+        // and `Record()`'s empty layout is everyone's.
+        let seed = "seed_\(UUID().uuidString)"
         let names = (0..<13).map { "grow_\($0)" }
-        let first = Record()
+        let first = try Record([seed: 0])
         for name in names { first.set(name, 1) }
         first.put("id", .integer(1))             // as a save writes its generated key back
-        let second = Record()
-        second.set(names[0], 2)
-        let room = second.lock.withLock { _ in second.values.capacity }
-        #expect(room >= names.count + 1)
-        for name in names.dropFirst() { second.set(name, 2) }
-        #expect(second.lock.withLock { _ in second.values.capacity } == room)
-        #expect(second.columnNames == names)
+        let second = try Record([seed: 0])   // built with room for one more
+        var rooms: [Int] = []
+        for name in names {
+            second.set(name, 2)
+            rooms.append(second.lock.withLock { _ in second.values.capacity })
+        }
+        second.put("id", .integer(2))
+        rooms.append(second.lock.withLock { _ in second.values.capacity })
+        // The built room holds the first write; the second makes room for all the rest at once.
+        #expect(rooms[0] == 2)
+        #expect(Set(rooms.dropFirst()).count == 1 && rooms[1] >= names.count + 2)
+        #expect(second.columnNames == [seed] + names + ["id"])
         #expect(names.allSatisfy { second[$0] as Int? == 2 })
-        // A record that takes another path grows as before: room for two, then eight.
-        let other = Record()
+        // A record that takes another path grows as before: room for two more, then eight.
+        let other = try Record(["other_\(UUID().uuidString)": 0])
         other.set("unrelated", 1)
         #expect(other.lock.withLock { _ in other.values.capacity } == 2)
         other.set("unrelated_too", 1)
         other.set("unrelated_three", 1)
+        other.set("unrelated_four", 1)
         #expect(other.lock.withLock { _ in other.values.capacity } == 8)
-        #expect(Record().columnNames.isEmpty && other.columnNames.count == 3)
+        #expect(Record().columnNames.isEmpty && other.columnNames.count == 5)
+    }
+
+    /// A record built from values keeps them where its writes go: writing a column (a save's
+    /// generated key) copies nothing.
+    @Test func aBuiltRecordsFirstWriteCopiesNothing() throws {
+        let record = try Record(["a": 1, "b": "two", "c": 3.5])
+        let before = record.lock.withLock { _ in ObjectIdentifier(record.values.storage) }
+        record.put("id", .integer(7))
+        record.set("a", 10)
+        #expect(record.lock.withLock { _ in ObjectIdentifier(record.values.storage) } == before)
+        #expect(record.toDictionary().mapValues { "\($0 ?? "nil")" } == ["a": "10", "b": "two", "c": "3.5", "id": "7"])
+        #expect(Set(record.modifiedColumns) == ["a", "b", "c"])
     }
 }

@@ -211,6 +211,23 @@ final class UndoPupil: Model {
         }
     }
 
+    /// A key set to nil on purpose is a modified column: a rolled-back save gives the flag back
+    /// with the NULL.
+    @Test func aKeySetToNilKeepsItsFlagThroughARollback() throws {
+        try withDatabase { t in
+            try t.db.update("create table p (id integer primary key, name text)")
+            let record = try Record(["id": nil, "name": "n"])
+            #expect(Set(record.modifiedColumns) == ["id", "name"])
+            try t.db.tx { db in
+                try db.save("p", record)
+                #expect(record["id"] as Int? == 1 && record.modifiedColumns.isEmpty)
+                return false
+            }
+            #expect(record.hasColumn("id") && record.storedValue("id") == .null)
+            #expect(Set(record.modifiedColumns) == ["id", "name"])
+        }
+    }
+
     @Test func asyncTransactionsUndoToo() async throws {
         try await withDatabase { t in
             t.context.register(UndoPupil.self)

@@ -300,8 +300,10 @@ final class SaveUndoLog {
 
     func append(_ undo: RollbackUndo) {
         if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
+            // The first chunk grows as it fills (most transactions save a few records); the
+            // next ones are made whole.
             var chunk = ContiguousArray<RollbackUndo>()
-            chunk.reserveCapacity(Self.chunkSize)
+            chunk.reserveCapacity(chunks.isEmpty ? 16 : Self.chunkSize)
             chunks.append(chunk)
         }
         chunks[chunks.count - 1].append(undo)

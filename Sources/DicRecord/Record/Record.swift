@@ -209,8 +209,14 @@ public final class Record: Sendable {
     }
 
     convenience init(_ built: Built) {
-        self.init(layout: built.layout, values: RowValues(built.values))
-        self.cells = built.cells
+        // Written from birth: its values go straight to the written state (the base stays empty
+        // and is never read, since the record is marked written before anyone sees it), so its
+        // first write, such as a save's generated key, finds them unshared and copies nothing.
+        self.init(layout: RowLayout.empty, values: RowValues.empty)
+        let s = stateObject
+        s.layout = built.layout
+        s.values = RowValues(built.values)
+        s.cells = built.cells
         willMutate()
     }
 
@@ -604,11 +610,16 @@ public final class Record: Sendable {
     func finishWrite(key: String?, generated: DatabaseValue?, at shape: InsertShape? = nil)
         -> (previous: DatabaseValue?, keyPosition: Int?, cleared: ModifiedSet) {
         lock.withLock { _ in
+            // The flags first: writing the key resets its cell, and a key set to nil on purpose
+            // was modified. Writing the key only appends a column or writes one in place, so the
+            // positions stay good in the layout after it.
+            var cleared = clearModifiedLocked()
             var previous: DatabaseValue?, keyPosition: Int?
             if let key, let generated {
                 (previous, keyPosition) = exchangeLocked(key, generated, knownAt: shape)
+                cleared.layout = layout
             }
-            return (previous, keyPosition, clearModifiedLocked())
+            return (previous, keyPosition, cleared)
         }
     }
 
@@ -835,7 +846,7 @@ public final class Record: Sendable {
     /// The columns a save found modified: positions in `layout` (bits for the first 64, the rest
     /// listed), kept without allocating for the common record.
     struct ModifiedSet {
-        let layout: RowLayout
+        var layout: RowLayout
         var bits: UInt64 = 0
         var more: [Int] = []
 
