@@ -258,10 +258,10 @@ import Testing
 
     @Test func datesAndURLsAreKeptOnWideRecordsOnBothSidesOfTheMarkedColumns() throws {
         try withDatabase { t in
-            // 64 columns: 0...61 can be marked as read as Date, 62 and 63 keep their Date the general way.
+            // 64 columns: 0...59 can be marked as read as Date, 60 to 63 keep their Date the general way.
             let columns = (0..<64).map { "\($0 * 10).5 as c\($0)" }.joined(separator: ", ")
             let r = try #require(try t.db.findFirst("select \(columns), 'https://w.example/' as link"))
-            for i in [0, 61, 62, 63] {
+            for i in [0, 59, 60, 61, 62, 63] {
                 let date: Date? = r["c\(i)"]
                 #expect(date == Date(timeIntervalSince1970: Double(i * 10) + 0.5))
                 #expect(r["c\(i)"] is Date, "column \(i)")

@@ -263,4 +263,47 @@ struct MemberWriteLayoutTests {
         #expect(record.toDictionary().mapValues { "\($0 ?? "nil")" } == ["a": "10", "b": "two", "c": "3.5", "id": "7"])
         #expect(Set(record.modifiedColumns) == ["a", "b", "c"])
     }
+
+    /// A record written from birth (built from values, `Record()`) writes its base: a status bit
+    /// says so, beside the one that says a cell may hold an encoding error. Clearing the Date
+    /// marks (removing a column) keeps both, so a value that could not be encoded still stops the save.
+    @Test func removingAColumnKeepsAWrittenRecordsEncodingError() throws {
+        struct NoConverter: Sendable { let x = 1 }
+        try withDatabase { t in
+            try t.db.update("create table enc (id integer primary key, a integer, b text, thing blob)")
+            let built = try Record(["a": 1, "b": "x"])
+            let empty = Record()
+            for (saved, record) in [built, empty].enumerated() {
+                record.a = 2
+                record.thing = NoConverter()
+                record.remove("b")
+                #expect(record.flags.load(ordering: .relaxed) & Record.ownsBaseBit != 0)
+                #expect(throws: ConversionError.self) { try t.db.save("enc", record) }
+                #expect(try t.db.queryInt("select count(*) from enc") == saved)
+                record.thing = nil
+                #expect(try t.db.save("enc", record))
+            }
+            #expect(try t.db.queryInt("select count(*) from enc where a = 2 and thing is null") == 2)
+        }
+    }
+
+    /// A fetched record reused by `each` (refilled in place) is a fetched record again after a
+    /// pass that wrote it: the next row is read without the lock, and a write copies it first.
+    @Test func aRecordRefilledByEachAfterAWriteIsFetchedAgain() throws {
+        try withDatabase { t in
+            try t.db.update("create table refill (id integer primary key, v integer)")
+            for v in 1...3 { try t.db.update("insert into refill (v) values (?)", v) }
+            var seen: [Int] = []
+            try t.db.each("select v from refill order by id") { record in
+                let v: Int? = record.v
+                seen.append(v ?? -1)
+                #expect(record.modifiedColumns.isEmpty)
+                #expect(!record.isMutated && record.flags.load(ordering: .relaxed) & Record.ownsBaseBit == 0)
+                record.v = 100
+                #expect(record.modifiedColumns == ["v"])
+                return true
+            }
+            #expect(seen == [1, 2, 3])
+        }
+    }
 }

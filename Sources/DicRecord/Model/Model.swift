@@ -76,7 +76,7 @@ open class Model: CustomStringConvertible {
         } else {
             // A new model with the implicit key starts with an empty `id`, so that saving it
             // fills the column in place rather than growing the row.
-            made = type(of: self).primaryKey == "id" ? Record(layout: RowLayout.idOnly, values: RowValues([.null])) : Record()
+            made = type(of: self).primaryKey == "id" ? Record(writing: RowLayout.idOnly, values: RowValues([.null])) : Record()
         }
         recordIfMade = made
         fetchedRow = nil

@@ -92,11 +92,11 @@ extension Record {
         return readReportingMiss(index, as: T.self)
     }
 
-    /// Marks column `index` as read as a Date (see `flags`); false for a column past the 62 the
+    /// Marks column `index` as read as a Date (see `flags`); false for a column past the 60 the
     /// marks cover, which then keeps its Date the general way.
     @inlinable
     func keepDate(at index: Int) -> Bool {
-        guard index < 62 else { return false }
+        guard index < Self.dateMarkCount else { return false }
         let bit = UInt64(1) << UInt64(index)
         if flags.load(ordering: .relaxed) & bit == 0 { flags.bitwiseOr(bit, ordering: .relaxed) }
         return true

@@ -24,88 +24,126 @@ public final class Record: Sendable {
     // the read itself). The fetched layout and values are kept as `baseLayout`/`baseValues`,
     // never written again while `isMutated` is false; the first write sets `isMutated` (under the
     // lock, before it writes) and from then on everything goes through the locked copy in
-    // `state`, which starts out sharing the base's storage. Only `reload`, on a record no one
-    // else references, rewrites the base.
+    // `extras`, which starts out sharing the base's storage. A record written from birth (built
+    // from values, `Record()`, a new model's) is marked written before anyone sees it, so no
+    // reader ever reads its base without the lock: its base is its written copy (`ownsBaseBit`),
+    // and it needs no `extras` at all. Only `reload`, on a record no one else references,
+    // rewrites the base of a fetched record.
     /// Bit 63: the record has been written (`isMutated`); a record built from values counts as
     /// written, so an unwritten record holds no Swift values. Bit 62: a typed read may have kept
-    /// a converted value (`converted`). Bits 0...61: column i was read as a Date on the inlined
-    /// path. A Date from REAL is cheap and exact to rebuild, so that bit is how such a read
-    /// "keeps" its value: untyped reads and `toJSON` then show a Date, with nothing allocated.
+    /// a converted value (`converted`). Bit 61: the base is the written copy (`ownsBaseBit`).
+    /// Bit 60: a cell may hold an encoding error. Bits 0..<60: column i was read as a Date on
+    /// the inlined path. A Date from REAL is cheap and exact to rebuild, so that bit is how such
+    /// a read "keeps" its value: untyped reads and `toJSON` then show a Date, with nothing allocated.
     @usableFromInline let flags = Atomic<UInt64>(0)
     @usableFromInline static var mutatedBit: UInt64 { 1 << 63 }
     static var keptBit: UInt64 { 1 << 62 }
+    static var ownsBaseBit: UInt64 { 1 << 61 }
+    static var mayHoldEncodingErrorBit: UInt64 { 1 << 60 }
+    /// How many columns the Date marks cover (bits 0..<60 of `flags`).
+    @usableFromInline static var dateMarkCount: Int { 60 }
+    static var dateMarkBits: UInt64 { (1 << 60) - 1 }
 
     @usableFromInline var isMutated: Bool { flags.load(ordering: .acquiring) & Self.mutatedBit != 0 }
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseLayout: RowLayout
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: RowValues
 
     @usableFromInline let lock = RecordLock()
-    /// What a written record needs beyond its fetched row: nil until the first write, so that a
-    /// fetched record stays small and shares its layout. Guarded by `lock`.
-    /// (Exclusivity is the lock's job here, so the runtime's dynamic exclusivity checks, which
-    /// cost as much as the reads they guard, are turned off.)
-    @exclusivity(unchecked) nonisolated(unsafe) private var state: State?
+    /// What a fetched record needs beyond its row once written or once a typed read kept a
+    /// conversion: nil until then, so that a fetched record stays small and shares its layout.
+    /// Guarded by `lock`. (Exclusivity is the lock's job here, so the runtime's dynamic
+    /// exclusivity checks, which cost as much as the reads they guard, are turned off.)
+    @exclusivity(unchecked) nonisolated(unsafe) private var extras: Extras?
+    /// Per-column written Swift values and flags; nil until a column is written. Guarded by `lock`.
+    @exclusivity(unchecked) nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
 
-    private final class State {
-        // Touched only under the record's lock, as the record's own `state` is: the runtime's
+    private final class Extras {
+        // Touched only under the record's lock, as the record's own `extras` is: the runtime's
         // dynamic exclusivity checks on them (14% of a member write) are off for the same reason.
         // RecordSharingTests, run under ThreadSanitizer by .ci/run, fail if an access escapes the lock.
-        /// The written copy of the layout and values, once the record has been written.
+        /// The written copy of the layout and values of a fetched record, once it has been written
+        /// (a record written from birth writes its base instead).
         @exclusivity(unchecked) var layout: RowLayout?
         @exclusivity(unchecked) var values: RowValues?
-        /// Per-column written Swift values and flags; nil until a column is written.
-        @exclusivity(unchecked) var cells: ContiguousArray<Cell>?
-        /// Set when a cell got an encoding error (`store` is where they come from): until then
-        /// a save does not look through the cells for one.
-        var mayHoldEncodingError = false
+        /// Values kept by typed reads, by column position.
+        @exclusivity(unchecked) var kept = KeptConversions()
     }
 
-    /// Values kept by typed reads, by column position: a short list, since a record usually
-    /// keeps one or two conversions (Date, URL, ...). Outside `state`, so that keeping one costs
-    /// one allocation. Guarded by `lock`.
-    @exclusivity(unchecked) nonisolated(unsafe) private var converted: ContiguousArray<(index: Int, value: Any)>?
+    /// Values kept by typed reads, by column position: a record usually keeps one or two
+    /// conversions (Date, URL, ...), so the first is held inline (keeping one costs one allocation,
+    /// the `Extras` it sits in).
+    struct KeptConversions {
+        private var first: (index: Int, value: Any)?
+        private var more: [(index: Int, value: Any)] = []
 
-    private var stateObject: State {
-        if let state { return state }
-        let made = State()
-        state = made
+        var isEmpty: Bool { first == nil }
+
+        func value(at index: Int) -> Any? {
+            if let first, first.index == index { return first.value }
+            for entry in more where entry.index == index { return entry.value }
+            return nil
+        }
+
+        mutating func append(_ index: Int, _ value: Any) {
+            if first == nil { first = (index, value) } else { more.append((index, value)) }
+        }
+
+        mutating func remove(at index: Int) {
+            if let first, first.index == index {
+                self.first = more.isEmpty ? nil : more.removeFirst()
+            }
+            if !more.isEmpty { more.removeAll { $0.index == index } }
+        }
+
+        /// The conversions of the columns left when those at `positions` are removed, renumbered.
+        func removing(_ positions: Set<Int>) -> KeptConversions {
+            var left = KeptConversions()
+            for entry in (first.map { [$0] } ?? []) + more where !positions.contains(entry.index) {
+                left.append(entry.index - positions.count { $0 < entry.index }, entry.value)
+            }
+            return left
+        }
+    }
+
+    private var extrasObject: Extras {
+        if let extras { return extras }
+        let made = Extras()
+        extras = made
         return made
     }
 
-    /// The current layout (the base until the record is written). Read and written under the lock.
+    /// Whether writes go to the base (a record written from birth). Under the lock.
+    private var ownsBase: Bool { flags.load(ordering: .relaxed) & Self.ownsBaseBit != 0 }
+
+    /// The current layout (the base until a fetched record is written). Read and written under the lock.
     @usableFromInline var layout: RowLayout {
-        get { state?.layout ?? baseLayout }
+        get { extras?.layout ?? baseLayout }
         set {
-            let s = writableState
-            s.layout = newValue
+            if ownsBase { baseLayout = newValue } else { writtenCopy.layout = newValue }
         }
     }
 
     /// The stored value of each column, as SQLite has it or as it will be written. Under the lock.
     @usableFromInline var values: RowValues {
-        get { state?.values ?? baseValues }
+        get { extras?.values ?? baseValues }
         _modify {
-            let s = writableState
-            yield &s.values!
+            if ownsBase {
+                yield &baseValues
+            } else {
+                let e = writtenCopy
+                yield &e.values!
+            }
         }
     }
 
-    /// The state, with its own copy of layout and values to write to.
-    private var writableState: State {
-        let s = stateObject
-        if s.values == nil {
-            s.values = baseValues
-            s.layout = baseLayout
+    /// A fetched record's written copy of its layout and values, made at its first write.
+    private var writtenCopy: Extras {
+        let e = extrasObject
+        if e.values == nil {
+            e.values = baseValues
+            e.layout = baseLayout
         }
-        return s
-    }
-
-    private var cells: ContiguousArray<Cell>? {
-        get { state?.cells }
-        _modify {
-            let s = stateObject
-            yield &s.cells
-        }
+        return e
     }
 
     /// A written column's flags, and what it keeps beyond them. 16 bytes: a value of a common
@@ -160,6 +198,15 @@ public final class Record: Sendable {
         self.baseValues = values
     }
 
+    /// A record written from birth: marked written before anyone sees it, so its base is its
+    /// written copy (no `extras` object, and its first write copies nothing).
+    init(writing layout: RowLayout, values: RowValues, cells: ContiguousArray<Cell>? = nil) {
+        self.baseLayout = layout
+        self.baseValues = values
+        self.cells = cells
+        flags.store(Self.mutatedBit | Self.ownsBaseBit, ordering: .relaxed)
+    }
+
     /// Called with the lock held before any write to `layout` or `values`.
     private func willMutate() {
         if flags.load(ordering: .relaxed) & Self.mutatedBit == 0 {
@@ -173,7 +220,7 @@ public final class Record: Sendable {
     /// try Db.save("student", r)
     /// ```
     public convenience init() {
-        self.init(layout: RowLayout.empty, values: RowValues.empty)
+        self.init(writing: RowLayout.empty, values: RowValues.empty)
     }
 
     /// A record with these columns in this order; each value goes through its converter.
@@ -209,15 +256,9 @@ public final class Record: Sendable {
     }
 
     convenience init(_ built: Built) {
-        // Written from birth: its values go straight to the written state (the base stays empty
-        // and is never read, since the record is marked written before anyone sees it), so its
-        // first write, such as a save's generated key, finds them unshared and copies nothing.
-        self.init(layout: RowLayout.empty, values: RowValues.empty)
-        let s = stateObject
-        s.layout = built.layout
-        s.values = RowValues(built.values)
-        s.cells = built.cells
-        willMutate()
+        // Written from birth: its values are its base, unshared, so its first write, such as a
+        // save's generated key, copies nothing.
+        self.init(writing: built.layout, values: RowValues(built.values), cells: built.cells)
     }
 
     /// (Generic over the pairs: a record literal is read where it is, not copied.)
@@ -417,44 +458,40 @@ public final class Record: Sendable {
         if let old = cells {
             cells = ContiguousArray(old.enumerated().filter { !positions.contains($0.offset) }.map(\.element))
         }
-        if let old = converted {
-            converted = ContiguousArray(old.filter { !positions.contains($0.index) }.map { entry in
-                (entry.index - positions.count { $0 < entry.index }, entry.value)
-            })
+        if let extras, !extras.kept.isEmpty {
+            extras.kept = extras.kept.removing(positions)
         }
     }
 
     /// The value a typed read kept for column `i`, if any. Called with the lock held.
     private func convertedValue(at i: Int) -> Any? {
-        guard let converted else { return nil }
-        for entry in converted where entry.index == i { return entry.value }
-        return nil
+        extras?.kept.value(at: i)
     }
 
     /// Forgets a kept conversion of column `i` (it was overwritten). Called with the lock held.
     private func forgetConverted(at i: Int) {
-        if converted != nil { converted!.removeAll { $0.index == i } }
+        if let extras, !extras.kept.isEmpty { extras.kept.remove(at: i) }
         // Read first: an atomic read-modify-write on every write costs more than the read.
-        if i < 62, flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0 {
+        if i < Self.dateMarkCount, flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0 {
             flags.bitwiseAnd(~(UInt64(1) << UInt64(i)), ordering: .relaxed)
         }
     }
 
     /// Whether column `i` was read as a Date on the inlined path.
     private func isMarkedDate(_ i: Int) -> Bool {
-        i < 62 && flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0
+        i < Self.dateMarkCount && flags.load(ordering: .relaxed) & (UInt64(1) << UInt64(i)) != 0
     }
 
     /// Turns Date marks into kept values, before columns move. Called with the lock held.
     private func keepMarkedDates() {
         for i in values.indices where isMarkedDate(i) && convertedValue(at: i) == nil && cells?[i].hasSwiftValue != true {
             if let date = try? DateConverter().decode(values[i]) {
-                if converted == nil { converted = [] }
-                converted!.append((i, date))
+                extrasObject.kept.append(i, date)
             }
         }
-        if converted != nil { flags.bitwiseOr(Self.keptBit, ordering: .releasing) }
-        flags.bitwiseAnd(Self.mutatedBit | Self.keptBit, ordering: .relaxed)
+        if extras?.kept.isEmpty == false { flags.bitwiseOr(Self.keptBit, ordering: .releasing) }
+        // The Date marks go; the record's status bits stay.
+        flags.bitwiseAnd(~Self.dateMarkBits, ordering: .relaxed)
     }
 
     // MARK: Untyped access
@@ -555,14 +592,12 @@ public final class Record: Sendable {
             : Cell(swiftValue: plain != .none ? nil : swiftValue, hasSwiftValue: plain != .none || swiftValue != nil, modified: true,
                    plain: plain, encodingError: encodingError)
         lock.withLock { _ in
-            // One state object for the whole write (each `values`/`cells` access looked it up again).
-            let s = writableState
-            let i = position(creating: column, in: s)
+            let i = position(creating: column)
             willMutate()
-            s.values![i] = encoded
-            if s.cells == nil { s.cells = Self.emptyCells(count: s.values!.count, room: s.values!.capacity) }
-            if encodingError != nil { s.mayHoldEncodingError = true }
-            s.cells![i] = cell
+            values[i] = encoded
+            if cells == nil { cells = Self.emptyCells(count: values.count, room: values.capacity) }
+            if encodingError != nil { flags.bitwiseOr(Self.mayHoldEncodingErrorBit, ordering: .relaxed) }
+            cells![i] = cell
             forgetConverted(at: i)
         }
     }
@@ -587,19 +622,18 @@ public final class Record: Sendable {
     /// Returns the column's previous value (nil: it was absent) and its position now.
     private func exchangeLocked(_ column: String, _ value: DatabaseValue, knownAt known: InsertShape? = nil)
         -> (previous: DatabaseValue?, position: Int) {
-        let s = writableState
         // A save knows where its key was left out: no lookup while the layout is the one it inserted.
         let existing: Int?
-        if let known, let omitted = known.omitted, s.layout! === known.layout {
+        if let known, let omitted = known.omitted, layout === known.layout {
             existing = omitted
         } else {
-            existing = s.layout!.position(of: column)
+            existing = layout.position(of: column)
         }
-        let previous = existing.map { s.values![$0] }
-        let i = existing ?? position(creating: column, in: s)
+        let previous = existing.map { values[$0] }
+        let i = existing ?? position(creating: column)
         willMutate()
-        s.values![i] = value
-        if s.cells != nil { s.cells![i] = Cell() }
+        values[i] = value
+        if cells != nil { cells![i] = Cell() }
         forgetConverted(at: i)
         return (previous, i)
     }
@@ -628,31 +662,28 @@ public final class Record: Sendable {
         _ = exchange(column, value)
     }
 
+    /// The position of `column`, appended (NULL) when new. Under the lock.
     private func position(creating column: String) -> Int {
-        position(creating: column, in: writableState)
-    }
-
-    /// The position of `column` in `s` (the writable state), appended (NULL) when new.
-    private func position(creating column: String, in s: State) -> Int {
         // Columns written one by one in the order of the last record built this way: the
         // layout's remembered successor says the column is new here (no lookup).
+        let current = layout
         let grown: RowLayout
-        if let remembered = s.layout!.appendingIfRemembered(column) {
+        if let remembered = current.appendingIfRemembered(column) {
             grown = remembered
         } else {
-            if let i = s.layout!.position(of: column) { return i }
-            grown = s.layout!.appending(column)
+            if let i = current.position(of: column) { return i }
+            grown = current.appending(column)
         }
         willMutate()
-        s.layout = grown
+        layout = grown
         // Room for as many columns as the last record grown this way ended with, and its
         // generated key: its values and cells grow once, not at 8 and again at 16.
-        s.values!.append(.null, expected: grown.rememberedLength() + 1)
-        if s.cells != nil {
-            if s.cells!.count == s.cells!.capacity { s.cells!.reserveCapacity(Swift.max(8, s.cells!.count * 2, s.values!.capacity)) }
-            s.cells!.append(Cell())
+        values.append(.null, expected: grown.rememberedLength() + 1)
+        if cells != nil {
+            if cells!.count == cells!.capacity { cells!.reserveCapacity(Swift.max(8, cells!.count * 2, values.capacity)) }
+            cells!.append(Cell())
         }
-        return s.values!.count - 1
+        return values.count - 1
     }
 
     /// Cells for `count` columns none of which was written, with room to grow (for as many as
@@ -773,11 +804,7 @@ public final class Record: Sendable {
             // An unwritten record's values never change: only a written one needs the comparison.
             guard !isMutated || (values.indices.contains(index) && values[index] == raw),
                   cells?[index].hasSwiftValue != true, convertedValue(at: index) == nil else { return }
-            if converted == nil {
-                converted = [(index, unwrapped)]
-            } else {
-                converted!.append((index, unwrapped))
-            }
+            extrasObject.kept.append(index, unwrapped)
             flags.bitwiseOr(Self.keptBit, ordering: .releasing)
         }
     }
@@ -805,8 +832,8 @@ public final class Record: Sendable {
 
     /// The first cell's encoding error, if any (under the lock).
     private var firstEncodingErrorLocked: ConversionError? {
-        guard let state, state.mayHoldEncodingError else { return nil }
-        return state.cells?.lazy.compactMap(\.encodingError).first
+        guard flags.load(ordering: .relaxed) & Self.mayHoldEncodingErrorBit != 0 else { return nil }
+        return cells?.lazy.compactMap(\.encodingError).first
     }
 
     /// The error of the first value written that could not be encoded (it is held as NULL), if any.
@@ -879,8 +906,8 @@ public final class Record: Sendable {
     /// `clearModified`, with the lock held.
     private func clearModifiedLocked() -> ModifiedSet {
         var set = ModifiedSet(layout: layout)
-        guard let state, state.cells != nil else { return set }
-        state.cells!.withUnsafeMutableBufferPointer { cells in
+        guard cells != nil else { return set }
+        cells!.withUnsafeMutableBufferPointer { cells in
             for i in cells.indices where cells[i].modified {
                 if i < 64 { set.bits |= 1 << UInt64(i) } else { set.more.append(i) }
                 cells[i].modified = false
@@ -894,9 +921,10 @@ public final class Record: Sendable {
     /// so no other thread can be reading it: no lock is taken.
     @inline(__always)
     func reload(layout newLayout: RowLayout, count: Int, _ value: (Int) -> DatabaseValue) {
-        // Dropping the state first leaves the base's storage unshared: it is overwritten in place.
-        if state != nil { state = nil }
-        if converted != nil { converted = nil }
+        // Dropping the written copy first leaves the base's storage unshared: it is overwritten
+        // in place. (The flags go too: the record is a fetched one again, its base read without the lock.)
+        if extras != nil { extras = nil }
+        if cells != nil { cells = nil }
         baseValues.overwrite(count: count, value)
         if baseLayout !== newLayout { baseLayout = newLayout }
         if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }
