@@ -70,7 +70,7 @@ extension Db {
                         row = taken
                         pending = nil
                     } else {
-                        row = try record.insertSnapshot(key: key)
+                        row = try record.insertSnapshot(key: key, like: first)
                         guard row.shape.hasColumns(of: first) else { break }
                     }
                     let shape = row.shape

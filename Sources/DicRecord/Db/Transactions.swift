@@ -293,41 +293,57 @@ struct RollbackUndo {
 /// works on the tail only.
 /// (In chunks of a fixed size: a transaction of 100,000 saves never moves its entries to grow.)
 final class SaveUndoLog {
-    private var chunks: [ContiguousArray<RollbackUndo>] = []
+    /// The entries, oldest first: full chunks of `chunkSize`, then the one being filled. A chunk
+    /// never moves once full (a long transaction does not copy its log as it grows).
+    private var full: [ContiguousArray<RollbackUndo>] = []
+    private var tail = ContiguousArray<RollbackUndo>()
     static let chunkSize = 1024
 
-    var isEmpty: Bool { chunks.isEmpty }
+    var isEmpty: Bool { tail.isEmpty && full.isEmpty }
 
     func append(_ undo: RollbackUndo) {
-        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
-            // The first chunk grows as it fills (most transactions save a few records); the
-            // next ones are made whole.
-            var chunk = ContiguousArray<RollbackUndo>()
-            chunk.reserveCapacity(chunks.isEmpty ? 16 : Self.chunkSize)
-            chunks.append(chunk)
+        // The tail grows as it fills (most transactions save a few records), up to a chunk;
+        // the next ones are made whole.
+        if tail.count == Self.chunkSize {
+            full.append(tail)
+            tail = ContiguousArray()
+            tail.reserveCapacity(Self.chunkSize)
         }
-        chunks[chunks.count - 1].append(undo)
+        tail.append(undo)
     }
 
     /// Removes and returns the newest entry if it was made deeper than `depth`.
     func popNewer(than depth: Int) -> RollbackUndo? {
-        guard let last = chunks.last?.last, last.depth > depth else { return nil }
-        chunks[chunks.count - 1].removeLast()
-        if chunks[chunks.count - 1].isEmpty { chunks.removeLast() }
+        if tail.isEmpty {
+            guard let last = full.popLast() else { return nil }
+            tail = last
+        }
+        guard let last = tail.last, last.depth > depth else { return nil }
+        tail.removeLast()
         return last
     }
 
     /// Gives the entries made deeper than `depth` that depth (their savepoint was released into it).
     func relabel(newerThan depth: Int) {
-        for c in chunks.indices.reversed() {
-            for i in chunks[c].indices.reversed() {
-                guard chunks[c][i].depth > depth else { return }
-                chunks[c][i].depth = Int32(depth)
-            }
-        }
+        if !relabel(&tail, newerThan: depth) { return }
+        for c in full.indices.reversed() where !relabel(&full[c], newerThan: depth) { return }
     }
 
-    func removeAll() { chunks.removeAll() }
+    /// Relabels `chunk` from its newest entry; false when it stopped at an entry not deeper than `depth`.
+    private func relabel(_ chunk: inout ContiguousArray<RollbackUndo>, newerThan depth: Int) -> Bool {
+        for i in chunk.indices.reversed() {
+            guard chunk[i].depth > depth else { return false }
+            chunk[i].depth = Int32(depth)
+        }
+        return true
+    }
+
+    /// Forgets every entry (the outermost transaction ended); keeps the tail's room for the
+    /// connection's next transaction unless it grew to a whole chunk.
+    func removeAll() {
+        full.removeAll()
+        tail.removeAll(keepingCapacity: tail.capacity <= 64)
+    }
 }
 
 extension EngineConnection {

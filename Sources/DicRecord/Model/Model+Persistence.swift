@@ -26,9 +26,10 @@ extension Model {
         }
         let saved = try context.pool().write { connection -> Bool in
             // The generated key goes back into `id` whenever the model has the implicit one.
-            let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil)
+            let last = schema.lastInsertStatement
+            let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil, like: last?.shape)
             let shape = row.shape
-            let sql = schema.insertSQL(for: row)
+            let sql = schema.insertSQL(for: row, last: last)
             let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, count: row.count, row.value(at:)) }
             // The row's view of the values ends here: writing the key back then copies nothing.
             _ = consume row

@@ -26,7 +26,10 @@ final class ModelSchema: Sendable {
     /// every database operation and by `start()`.
     let declarationError: DicRecordError?
 
+    /// Every schema built, by model class; never removed from (readers hold schemas unretained).
     private static let cache = Guarded<[ObjectIdentifier: ModelSchema]>([:])
+    /// The model class this schema describes.
+    let modelType: ObjectIdentifier
 
     /// Key paths of this class's column properties seen so far, with their slots (-1 for JSON
     /// columns, which take the general path): a property read hashes the key path's address
@@ -128,16 +131,30 @@ final class ModelSchema: Sendable {
     /// any lock, so that an init may itself use models).
     static func of(_ type: Model.Type) -> ModelSchema {
         let key = ObjectIdentifier(type)
-        if let found = cache.withLock({ $0[key] }) { return found }
-        let built = ModelSchema(type)
-        return cache.withLock { cache in
-            if let raced = cache[key] { return raced }
-            cache[key] = built
-            return built
+        // The schema asked for last, without the lock: a loop saving new models asks once per model.
+        // Unretained, as `keySlots`: a schema in `cache` is never removed, so it outlives every reader.
+        if let last = lastAsked.load(ordering: .acquiring) {
+            let schema = last.takeUnretainedValue()
+            if schema.modelType == key { return schema }
         }
+        let found: ModelSchema
+        if let cached = cache.withLock({ $0[key] }) {
+            found = cached
+        } else {
+            let built = ModelSchema(type)
+            found = cache.withLock { cache in
+                if let raced = cache[key] { return raced }
+                cache[key] = built
+                return built
+            }
+        }
+        lastAsked.store(Unmanaged.passUnretained(found), ordering: .releasing)
+        return found
     }
+    private static let lastAsked = Atomic<Unmanaged<ModelSchema>?>(nil)
 
     private init(_ type: Model.Type) {
+        modelType = ObjectIdentifier(type)
         typeName = String(reflecting: type)
         tableName = type.tableName
         version = type.version
@@ -201,15 +218,18 @@ final class ModelSchema: Sendable {
             "model \(typeName) (table '\(tableName)'): " + problems.joined(separator: "; "))
     }
 
-    /// The INSERT for the columns of `row`; the last one built is kept (a loop of saves reuses it).
-    func insertSQL(for row: InsertRow) -> String {
-        if let last = lastInsert.withLock({ $0 }), last.shape.hasColumns(of: row.shape) { return last.sql }
+    /// The INSERT for the columns of `row`; the last one built is kept (a loop of saves reuses
+    /// it). `last` is `lastInsertStatement`, read by the caller before its snapshot.
+    func insertSQL(for row: InsertRow, last: (shape: InsertShape, sql: String)?) -> String {
+        if let last, last.shape.hasColumns(of: row.shape) { return last.sql }
         let sql = SqlText.insert(into: tableName, columns: row.names)
         // Kept without its values (a large text or blob of the last row is not held).
         lastInsert.withLock { $0 = (row.shape, sql) }
         return sql
     }
     private let lastInsert = Guarded<(shape: InsertShape, sql: String)?>(nil)
+    /// The shape and SQL of the last INSERT built (its shape also saves the next snapshot a key lookup).
+    var lastInsertStatement: (shape: InsertShape, sql: String)? { lastInsert.withLock { $0 } }
 
     /// The FTS5 table that indexes the `searchColumns` of the model table `table`: the dao
     /// searches it, schema upkeep creates it and its triggers.

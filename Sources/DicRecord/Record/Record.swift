@@ -818,14 +818,22 @@ public final class Record: Sendable {
 
     /// What an INSERT of this record binds, under one lock: every column but a NULL `key`, the
     /// values, and whether `key` has no value (so the generated one should be written back).
-    func insertSnapshot(key: String?) throws -> InsertRow {
+    /// `like` is the shape of the previous snapshot taken with the same `key` (a batch's, a model
+    /// class's last save): while the layout is the same, the key's position is too (no lookup).
+    func insertSnapshot(key: String?, like previous: InsertShape? = nil) throws -> InsertRow {
         try lock.withLock { _ in
             if let error = firstEncodingErrorLocked { throw error }
             let layout = self.layout
-            let keyPosition = key.flatMap { layout.position(of: $0) }
+            let keyPosition: Int?
+            if let previous, previous.layout === layout {
+                keyPosition = previous.keyPosition
+            } else {
+                keyPosition = key.flatMap { layout.position(of: $0) }
+            }
             let values = self.values
             let omitted = keyPosition.flatMap { values[$0] == .null ? $0 : nil }
-            return InsertRow(shape: InsertShape(layout: layout, omitted: omitted, keyIsMissing: key != nil && (keyPosition == nil || omitted != nil)),
+            return InsertRow(shape: InsertShape(layout: layout, keyPosition: keyPosition, omitted: omitted,
+                                                keyIsMissing: key != nil && (keyPosition == nil || omitted != nil)),
                              stored: values)
         }
     }
@@ -969,6 +977,8 @@ extension Optional: OptionalProtocol {
 /// NULL (the database generates it). Rows of one shape share one INSERT statement.
 struct InsertShape: Sendable {
     let layout: RowLayout
+    /// The position in `layout` of the key column, if it is one (NULL or not).
+    let keyPosition: Int?
     /// The position in `layout` of the key column left out, if any.
     let omitted: Int?
     /// True when the key is not supplied (left out, or not a column at all).

@@ -202,7 +202,7 @@ public final class Connection: @unchecked Sendable {
         }
         try refuseIfStopped(sql)
         statementStart = Self.waitClock()
-        let start = isTracing ? ContinuousClock.now : nil
+        let start = isTracing ? Self.traceClock() : nil
         var message: UnsafeMutablePointer<CChar>?
         // A script's statements are prepared and run one by one inside sqlite3_exec: what each
         // writes counts as it is prepared (before an autocommit ends it).
@@ -212,7 +212,7 @@ public final class Connection: @unchecked Sendable {
             changeTracker.endScript()
             changeTracker.deliverCommitted()
         }
-        if let start { tracer.record(sql: sql, arguments: [], configName: configName, duration: .now - start) }
+        if let start { tracer.record(sql: sql, arguments: [], configName: configName, duration: Self.traced(since: start)) }
         if code != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(sqliteHandle))
             sqlite3_free(message)
@@ -239,10 +239,10 @@ public final class Connection: @unchecked Sendable {
         guard bind else { return try body(statement) }
         try statement.bind(arguments, registry: registry, configName: configName)
         guard isTracing else { return try body(statement) }
-        let start = ContinuousClock.now
+        let start = Self.traceClock()
         defer {
             tracer.record(sql: sql, arguments: statement.describe(arguments, registry: registry),
-                          configName: configName, duration: .now - start)
+                          configName: configName, duration: Self.traced(since: start))
         }
         return try body(statement)
     }
@@ -259,11 +259,11 @@ public final class Connection: @unchecked Sendable {
             rowHookInstalled = wantsRows
         }
         if bind { try statement.bind(arguments, registry: registry, configName: configName) }
-        let start = isTracing && bind ? ContinuousClock.now : nil
+        let start = isTracing && bind ? Self.traceClock() : nil
         defer {
             if let start {
                 tracer.record(sql: statement.sql, arguments: statement.describe(arguments, registry: registry),
-                              configName: configName, duration: .now - start)
+                              configName: configName, duration: Self.traced(since: start))
             }
         }
         let result = try body(statement)
@@ -344,12 +344,12 @@ public final class Connection: @unchecked Sendable {
         try refuseIfStopped(statement.sql)
         statementStart = Self.waitClock()
         try bind()
-        let start = isTracing ? ContinuousClock.now : nil
+        let start = isTracing ? Self.traceClock() : nil
         let before = sqlite3_total_changes64(sqliteHandle)
         defer { sqlite3_reset(statement.handle) }
         while try step(statement, described: { .values(described()) }) {}
         if let start {
-            tracer.record(sql: statement.sql, arguments: described(), configName: configName, duration: .now - start)
+            tracer.record(sql: statement.sql, arguments: described(), configName: configName, duration: Self.traced(since: start))
         }
         return sqlite3_total_changes64(sqliteHandle) == before ? 0 : changes
     }
@@ -429,6 +429,21 @@ public final class Connection: @unchecked Sendable {
                 pause = min(pause * 2, 0.05)
             }
         }
+    }
+
+    /// A monotonic clock in nanoseconds for traces (a plain integer: an optional `ContinuousClock.Instant`,
+    /// a type of another module, is copied through its value witnesses, on every statement).
+    @inline(__always)
+    static func traceClock() -> UInt64 {
+        var now = timespec()
+        // Fails only for an unknown clock id; CLOCK_MONOTONIC is known to every supported system.
+        guard clock_gettime(CLOCK_MONOTONIC, &now) == 0 else { return 0 }
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// The time since `start` (a `traceClock()` reading).
+    static func traced(since start: UInt64) -> Duration {
+        .nanoseconds(Int64(bitPattern: traceClock() &- start))
     }
 
     /// A monotonic clock in nanoseconds for the busy message, read once per statement: on Linux
