@@ -11,6 +11,40 @@ final class KeyInTheMiddle: Model {
 /// An INSERT binds the record's own stored values, leaving out a NULL key wherever it sits, and
 /// the generated key is written back to that column, not a neighbour.
 @Suite struct InsertRowTests {
+    /// A batch reuses the key's position of its first snapshot while the layout is the same:
+    /// a key supplied in that layout is bound, a NULL one left out, and another layout finds its own.
+    @Test func aBatchFindsTheKeyOfEachLayout() throws {
+        try withDatabase { t in
+            try t.db.update("create table k (id integer primary key, a integer)")
+            let records = try [Record(["id": nil, "a": 1]), Record(["id": 5, "a": 2]), Record(["id": nil, "a": 3]),
+                               Record(["a": 4, "id": nil]), Record(["a": 5])]
+            #expect(try t.db.batchSave("k", records) == [1, 1, 1, 1, 1])
+            #expect(records.map { $0["id"] as Int? } == [1, 5, 6, 7, 8])
+            let rows = try t.db.find("select id, a from k order by id")
+            #expect(rows.map { [$0["id"] as Int?, $0["a"] as Int?] } == [[1, 1], [5, 2], [6, 3], [7, 4], [8, 5]])
+            // A snapshot "like" another of the same layout takes its key position; of another layout, its own.
+            let shape = try records[0].insertSnapshot(key: "id").shape
+            let other = try Record(["a": 9, "id": nil])
+            #expect(try other.insertSnapshot(key: "id", like: shape).omitted == 1)
+        }
+    }
+
+    /// Two model classes saved in turn each get their own schema (`ModelSchema.of` answers the
+    /// class asked last without its lock).
+    @Test func modelsOfTwoClassesSavedInTurnKeepTheirTables() throws {
+        try withDatabase { t in
+            t.context.register(KeyInTheMiddle.self, UndoPupil.self)
+            for n in 0..<5 {
+                let k = KeyInTheMiddle(); k.a = n; k.b = "b\(n)"
+                let p = UndoPupil(); p.name = "p\(n)"; p.age = n
+                try k.save(); try p.save()
+                #expect(ModelSchema.of(KeyInTheMiddle.self).tableName != ModelSchema.of(UndoPupil.self).tableName)
+            }
+            #expect(try KeyInTheMiddle.dao.count() == 5 && UndoPupil.dao.count() == 5)
+            #expect(try KeyInTheMiddle.dao.find("select * from \(ModelSchema.of(KeyInTheMiddle.self).tableName) order by id").map(\.a) == [0, 1, 2, 3, 4])
+        }
+    }
+
     @Test(arguments: Engine.available) func aNullKeyAnywhereIsLeftOutAndFilledBack(engine: Engine) throws {
         try withDatabase(engine: engine) { t throws in
             try t.db.update(t.db.ddl("create table p (a integer, id integer primary key, b text, c real)"))

@@ -10,6 +10,28 @@ final class UndoPupil: Model {
 /// A save whose transaction rolls back leaves its record as it was: no generated key, its
 /// modified flags back, so saving again inserts again and an update still has its edits.
 @Suite struct RollbackUndoTests {
+    /// The rollback log keeps its tail's room for the connection's next transaction: what a
+    /// committed transaction saved stays saved, what the next one rolls back is undone.
+    @Test func aTransactionAfterACommittedOneUndoesOnlyItsOwnSaves() throws {
+        try withDatabase { t in
+            try t.db.update("create table q (id integer primary key, v integer)")
+            let kept = try (0..<3).map { try Record(["v": $0]) }
+            let undone = try (0..<2).map { try Record(["v": 10 + $0]) }
+            try t.db.tx { db in
+                for r in kept { try db.save("q", r) }
+                return true
+            }
+            try t.db.tx { db in
+                for r in undone { try db.save("q", r) }
+                #expect(undone.map { $0["id"] as Int? } == [4, 5])
+                return false
+            }
+            #expect(kept.map { $0["id"] as Int? } == [1, 2, 3])
+            #expect(undone.allSatisfy { !$0.hasColumn("id") && $0.modifiedColumns == ["v"] })
+            #expect(try t.db.queryInt("select count(*) from q") == 3)
+        }
+    }
+
     @Test func aFailedBatchSaveLeavesNoKeysBehind() throws {
         try withDatabase { t in
             try t.db.update("create table p (id integer primary key, name text unique)")
