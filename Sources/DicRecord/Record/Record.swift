@@ -592,11 +592,12 @@ public final class Record: Sendable {
             : Cell(swiftValue: plain != .none ? nil : swiftValue, hasSwiftValue: plain != .none || swiftValue != nil, modified: true,
                    plain: plain, encodingError: encodingError)
         lock.withLock { _ in
-            let i = position(creating: column)
+            if encodingError != nil { flags.bitwiseOr(Self.mayHoldEncodingErrorBit, ordering: .relaxed) }
+            // A new column is appended with its value and cell (not as NULL first, then written).
+            guard let i = position(of: column, elseAppending: encoded, cell) else { return }
             willMutate()
             values[i] = encoded
             if cells == nil { cells = Self.emptyCells(count: values.count, room: values.capacity) }
-            if encodingError != nil { flags.bitwiseOr(Self.mayHoldEncodingErrorBit, ordering: .relaxed) }
             cells![i] = cell
             forgetConverted(at: i)
         }
@@ -664,6 +665,13 @@ public final class Record: Sendable {
 
     /// The position of `column`, appended (NULL) when new. Under the lock.
     private func position(creating column: String) -> Int {
+        position(of: column, elseAppending: .null, Cell(), cellsIfNone: false) ?? values.count - 1
+    }
+
+    /// The position of `column`; when the record lacks it, appends it with `value` and `cell`
+    /// and returns nil. Under the lock. (Without `cellsIfNone`, a record with no cells yet gets
+    /// none for the new column either.)
+    private func position(of column: String, elseAppending value: DatabaseValue, _ cell: Cell, cellsIfNone: Bool = true) -> Int? {
         // Columns written one by one in the order of the last record built this way: the
         // layout's remembered successor says the column is new here (no lookup).
         let current = layout
@@ -678,12 +686,17 @@ public final class Record: Sendable {
         layout = grown
         // Room for as many columns as the last record grown this way ended with, and its
         // generated key: its values and cells grow once, not at 8 and again at 16.
-        values.append(.null, expected: grown.rememberedLength() + 1)
+        values.append(value, expected: grown.rememberedLength() + 1)
         if cells != nil {
             if cells!.count == cells!.capacity { cells!.reserveCapacity(Swift.max(8, cells!.count * 2, values.capacity)) }
-            cells!.append(Cell())
+            cells!.append(cell)
+        } else if cellsIfNone {
+            var made = Self.emptyCells(count: values.count - 1, room: values.capacity)
+            made.append(cell)
+            cells = made
         }
-        return values.count - 1
+        forgetConverted(at: values.count - 1)
+        return nil
     }
 
     /// Cells for `count` columns none of which was written, with room to grow (for as many as

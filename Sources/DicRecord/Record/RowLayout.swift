@@ -177,12 +177,14 @@ final class RowLayout: Sendable {
     /// `appending` calls (following remembered successors, at most `limit` of them): how much room
     /// a record built one column at a time, as the last one was, will want.
     func rememberedLength(limit: Int = 64) -> Int {
-        var layout = self
+        // Walked without retaining: each layout holds its first successor, and the successor its
+        // layout, for good (set once, released in deinit), and the caller holds this one.
+        var layout = Unmanaged.passUnretained(self)
         for _ in 0..<limit {
-            guard let first = layout.firstSuccessor.load(ordering: .acquiring) else { break }
-            layout = first._withUnsafeGuaranteedRef { $0.layout }
+            guard let first = layout._withUnsafeGuaranteedRef({ $0.firstSuccessor.load(ordering: .acquiring) }) else { break }
+            layout = first._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.layout) }
         }
-        return layout.names.count
+        return layout._withUnsafeGuaranteedRef { $0.names.count }
     }
 
     /// A layout whose names the caller has packed (all ASCII) and checked.

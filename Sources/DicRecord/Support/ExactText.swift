@@ -12,8 +12,14 @@ extension String {
         var a = self, b = other
         return a.withUTF8 { x in
             b.withUTF8 { y in
-                // A non-empty buffer has a base address.
-                x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+                guard x.count == y.count else { return false }
+                // A column name is short: compared in place (a call to memcmp costs more).
+                if x.count <= 16 {
+                    for i in 0..<x.count where x[i] != y[i] { return false }
+                    return true
+                }
+                // A buffer of more than 16 bytes has a base address.
+                return memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
             }
         }
     }
