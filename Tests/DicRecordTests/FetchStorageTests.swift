@@ -256,6 +256,29 @@ import Testing
         #expect(r.text as URL? == URL(string: "https://t.example"))
     }
 
+    /// A Date read marks its column only if the column still holds the value it read: a write that
+    /// came between (from another thread) is not shown as a Date afterwards.
+    @Test func aDateReadDoesNotMarkAColumnWrittenSinceItsValueWasRead() throws {
+        try withDatabase { t in
+            let fetched = try #require(try t.db.findFirst("select 10.5 as born, 1 as other"))
+            let read = fetched.baseValues[0]
+            // Unwritten: marked without the lock.
+            #expect(fetched.keepDate(at: 0, ifStill: read))
+            #expect(fetched["born"] is Date)
+            // Written since the value was read: the write cleared the mark, and it stays cleared.
+            let raced = try #require(try t.db.findFirst("select 10.5 as born, 1 as other"))
+            let snapshot = raced.baseValues[0]
+            raced.put("born", .integer(5))
+            #expect(raced.keepDate(at: 0, ifStill: snapshot))   // the Date read is returned...
+            #expect(raced["born"] as? Int64 == 5)               // ...but not kept over the new value
+            // Written, and the value is still the one read: marked (under the lock).
+            raced.put("born", .real(20.5))
+            #expect(raced.keepDate(at: 0, ifStill: .real(20.5)))
+            #expect(raced["born"] as? Date == Date(timeIntervalSince1970: 20.5))
+            #expect(raced["other"] as? Int64 == 1)
+        }
+    }
+
     @Test func datesAndURLsAreKeptOnWideRecordsOnBothSidesOfTheMarkedColumns() throws {
         try withDatabase { t in
             // 64 columns: 0...59 can be marked as read as Date, 60 to 63 keep their Date the general way.

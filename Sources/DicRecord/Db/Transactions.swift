@@ -356,6 +356,8 @@ extension EngineConnection {
     func undoSaves(rolledBackAt depth: Int) {
         guard let log = undoLog as? SaveUndoLog, !log.isEmpty else { return }
         while let undo = log.popNewer(than: depth) { undo.apply() }
+        // The outermost transaction is over: the log's room goes back to its small size.
+        if depth == 0 { log.removeAll() }
     }
 
     /// The transaction at `depth` committed: its saves now belong to the enclosing transaction,

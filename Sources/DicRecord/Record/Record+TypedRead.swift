@@ -35,7 +35,7 @@ extension Record {
             if T.self != URL.self && !isMutated && fastPathAllowed {
                 guard let index = baseLayout.position(of: column) else { return read(column, as: T.self) }
                 if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
-                   T.self != Date.self || value == nil || keepDate(at: index) {
+                   T.self != Date.self || value == nil || keepDate(at: index, ifStill: baseValues[index]) {
                     return value
                 }
             }
@@ -51,7 +51,7 @@ extension Record {
         if fastPathAllowed, let found = storedValueForFastRead(column) {
             if case .value(let value) = Self.fastDecode(value: found.value, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
-                if keepDate(at: found.index) { return value }
+                if keepDate(at: found.index, ifStill: found.value) { return value }
             } else if T.self == URL.self, let url = fastURL(at: found.index, stored: found.value) {
                 return unsafeBitCast(url, to: T.self)
             }
@@ -70,7 +70,7 @@ extension Record {
             if T.self != URL.self && !isMutated && fastPathAllowed {
                 guard baseValues.indices.contains(index) else { return read(index, as: T.self) }
                 if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
-                   T.self != Date.self || value == nil || keepDate(at: index) {
+                   T.self != Date.self || value == nil || keepDate(at: index, ifStill: baseValues[index]) {
                     return value
                 }
             }
@@ -84,7 +84,7 @@ extension Record {
         if fastPathAllowed, let stored = storedValueForFastRead(index) {
             if case .value(let value) = Self.fastDecode(value: stored, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
-                if keepDate(at: index) { return value }
+                if keepDate(at: index, ifStill: stored) { return value }
             } else if T.self == URL.self, let url = fastURL(at: index, stored: stored) {
                 return unsafeBitCast(url, to: T.self)
             }
@@ -92,14 +92,36 @@ extension Record {
         return readReportingMiss(index, as: T.self)
     }
 
-    /// Marks column `index` as read as a Date (see `flags`); false for a column past the 60 the
-    /// marks cover, which then keeps its Date the general way.
+    /// Marks column `index`, read as a Date from `stored`, as read so (see `flags`); false for a
+    /// column past the 60 the marks cover, which then keeps its Date the general way.
+    /// On a record no one has written the mark is set without the lock, but only while the
+    /// record is still unwritten (one compare-and-swap with the written bit): a write that came
+    /// first clears marks under the lock, and a mark set after it would show its new value as
+    /// a Date. On a written record the mark is set under the lock, and only if the column
+    /// still holds `stored` (else the Date read is returned, not kept).
     @inlinable
-    func keepDate(at index: Int) -> Bool {
+    func keepDate(at index: Int, ifStill stored: DatabaseValue) -> Bool {
         guard index < Self.dateMarkCount else { return false }
         let bit = UInt64(1) << UInt64(index)
-        if flags.load(ordering: .relaxed) & bit == 0 { flags.bitwiseOr(bit, ordering: .relaxed) }
+        var current = flags.load(ordering: .relaxed)
+        while current & bit == 0 {
+            if current & Self.mutatedBit != 0 {
+                keepDateLocked(bit: bit, at: index, ifStill: stored)
+                return true
+            }
+            let (exchanged, original) = flags.compareExchange(expected: current, desired: current | bit, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
         return true
+    }
+
+    @usableFromInline
+    func keepDateLocked(bit: UInt64, at index: Int, ifStill stored: DatabaseValue) {
+        lock.withLock { _ in
+            guard index < values.count, values[index] == stored else { return }
+            flags.bitwiseOr(bit, ordering: .relaxed)
+        }
     }
 
     /// False when this record's converters replace a fast-path type. One relaxed load while no

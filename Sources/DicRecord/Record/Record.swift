@@ -41,7 +41,7 @@ public final class Record: Sendable {
     static var ownsBaseBit: UInt64 { 1 << 61 }
     static var mayHoldEncodingErrorBit: UInt64 { 1 << 60 }
     /// How many columns the Date marks cover (bits 0..<60 of `flags`).
-    @usableFromInline static var dateMarkCount: Int { 60 }
+    @inlinable static var dateMarkCount: Int { 60 }
     static var dateMarkBits: UInt64 { (1 << 60) - 1 }
 
     @usableFromInline var isMutated: Bool { flags.load(ordering: .acquiring) & Self.mutatedBit != 0 }
@@ -840,6 +840,7 @@ public final class Record: Sendable {
             let keyPosition: Int?
             if let previous, previous.layout === layout {
                 keyPosition = previous.keyPosition
+                assert(keyPosition == key.flatMap { layout.position(of: $0) }, "a snapshot like one taken with another key")
             } else {
                 keyPosition = key.flatMap { layout.position(of: $0) }
             }
