@@ -94,33 +94,34 @@ extension Record {
 
     /// Marks column `index`, read as a Date from `stored`, as read so (see `flags`); false for a
     /// column past the 60 the marks cover, which then keeps its Date the general way.
-    /// On a record no one has written the mark is set without the lock, but only while the
-    /// record is still unwritten (one compare-and-swap with the written bit): a write that came
-    /// first clears marks under the lock, and a mark set after it would show its new value as
-    /// a Date. On a written record the mark is set under the lock, and only if the column
+    /// On a record no one has written the mark is set without the lock. A first write clears
+    /// the marks of the columns it writes under the lock, after setting the written bit: a mark
+    /// set after that (the write came between this read and its mark) is checked again under
+    /// the lock. On a written record the mark is set under the lock, and only if the column
     /// still holds `stored` (else the Date read is returned, not kept).
     @inlinable
     func keepDate(at index: Int, ifStill stored: DatabaseValue) -> Bool {
         guard index < Self.dateMarkCount else { return false }
         let bit = UInt64(1) << UInt64(index)
-        var current = flags.load(ordering: .relaxed)
-        while current & bit == 0 {
-            if current & Self.mutatedBit != 0 {
-                keepDateLocked(bit: bit, at: index, ifStill: stored)
-                return true
-            }
-            let (exchanged, original) = flags.compareExchange(expected: current, desired: current | bit, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
+        let current = flags.load(ordering: .relaxed)
+        if current & bit != 0 { return true }
+        if current & Self.mutatedBit == 0 {
+            flags.bitwiseOr(bit, ordering: .relaxed)
+            if !isMutated { return true }
         }
+        keepDateLocked(bit: bit, at: index, ifStill: stored)
         return true
     }
 
+    /// Sets the mark of column `index` if it still holds `stored`, else clears it. Under the lock.
     @usableFromInline
     func keepDateLocked(bit: UInt64, at index: Int, ifStill stored: DatabaseValue) {
-        lock.withLock { _ in
-            guard index < values.count, values[index] == stored else { return }
-            flags.bitwiseOr(bit, ordering: .relaxed)
+        _ = lock.withLock { _ in
+            if index < values.count, values[index] == stored {
+                flags.bitwiseOr(bit, ordering: .relaxed)
+            } else {
+                flags.bitwiseAnd(~bit, ordering: .relaxed)
+            }
         }
     }
 

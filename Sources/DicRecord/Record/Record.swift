@@ -57,16 +57,31 @@ public final class Record: Sendable {
     /// Per-column written Swift values and flags; nil until a column is written. Guarded by `lock`.
     @exclusivity(unchecked) nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
 
-    private final class Extras {
-        // Touched only under the record's lock, as the record's own `extras` is: the runtime's
-        // dynamic exclusivity checks on them (14% of a member write) are off for the same reason.
-        // RecordSharingTests, run under ThreadSanitizer by .ci/run, fail if an access escapes the lock.
-        /// The written copy of the layout and values of a fetched record, once it has been written
-        /// (a record written from birth writes its base instead).
-        @exclusivity(unchecked) var layout: RowLayout?
-        @exclusivity(unchecked) var values: RowValues?
+    /// Touched only under the record's lock, as the record's own `extras` is: the runtime's
+    /// dynamic exclusivity checks on its fields (14% of a member write) are off for the same
+    /// reason. RecordSharingTests, run under ThreadSanitizer by .ci/run, fail if an access
+    /// escapes the lock.
+    private class Extras {
         /// Values kept by typed reads, by column position.
-        @exclusivity(unchecked) var kept = KeptConversions()
+        @exclusivity(unchecked) final var kept = KeptConversions()
+        /// This object with the fetched record's written copy, once it has been written.
+        var written: WrittenExtras? { nil }
+    }
+
+    /// A fetched record's written copy of its layout and values, with its kept conversions (a
+    /// record written from birth writes its base instead). Apart from `Extras`, so that a record
+    /// that only kept a conversion (a URL read) holds 64 bytes, not 88.
+    private final class WrittenExtras: Extras {
+        @exclusivity(unchecked) var layout: RowLayout
+        @exclusivity(unchecked) var values: RowValues
+        override var written: WrittenExtras? { self }
+
+        init(layout: RowLayout, values: RowValues, kept: KeptConversions) {
+            self.layout = layout
+            self.values = values
+            super.init()
+            self.kept = kept
+        }
     }
 
     /// Values kept by typed reads, by column position: a record usually keeps one or two
@@ -117,7 +132,7 @@ public final class Record: Sendable {
 
     /// The current layout (the base until a fetched record is written). Read and written under the lock.
     @usableFromInline var layout: RowLayout {
-        get { extras?.layout ?? baseLayout }
+        get { extras?.written?.layout ?? baseLayout }
         set {
             if ownsBase { baseLayout = newValue } else { writtenCopy.layout = newValue }
         }
@@ -125,25 +140,24 @@ public final class Record: Sendable {
 
     /// The stored value of each column, as SQLite has it or as it will be written. Under the lock.
     @usableFromInline var values: RowValues {
-        get { extras?.values ?? baseValues }
+        get { extras?.written?.values ?? baseValues }
         _modify {
             if ownsBase {
                 yield &baseValues
             } else {
                 let e = writtenCopy
-                yield &e.values!
+                yield &e.values
             }
         }
     }
 
-    /// A fetched record's written copy of its layout and values, made at its first write.
-    private var writtenCopy: Extras {
-        let e = extrasObject
-        if e.values == nil {
-            e.values = baseValues
-            e.layout = baseLayout
-        }
-        return e
+    /// A fetched record's written copy of its layout and values, made at its first write
+    /// (taking over the conversions kept so far).
+    private var writtenCopy: WrittenExtras {
+        if let written = extras?.written { return written }
+        let made = WrittenExtras(layout: baseLayout, values: baseValues, kept: extras?.kept ?? KeptConversions())
+        extras = made
+        return made
     }
 
     /// A written column's flags, and what it keeps beyond them. 16 bytes: a value of a common
