@@ -276,6 +276,22 @@ import Testing
             #expect(raced.keepDate(at: 0, ifStill: .real(20.5)))
             #expect(raced["born"] as? Date == Date(timeIntervalSince1970: 20.5))
             #expect(raced["other"] as? Int64 == 1)
+            // A read of an older value does not clear the mark another read set for the current one.
+            #expect(raced.keepDate(at: 0, ifStill: snapshot))
+            #expect(raced["born"] is Date)
+        }
+    }
+
+    /// A column removed between a Date read and its mark: the mark does not land on the column
+    /// that moved into its place, even one holding the same value.
+    @Test func aDateMarkDoesNotLandOnAColumnShiftedByARemoval() throws {
+        try withDatabase { t in
+            let r = try #require(try t.db.findFirst("select 10.5 as created, 10.5 as updated"))
+            let read = r.baseValues[0]
+            r.remove("created")
+            #expect(r.keepDate(at: 0, ifStill: read))
+            #expect(r["updated"] is Double)
+            #expect(r.columnNames == ["updated"])
         }
     }
 

@@ -51,7 +51,7 @@ extension Record {
         if fastPathAllowed, let found = storedValueForFastRead(column) {
             if case .value(let value) = Self.fastDecode(value: found.value, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
-                if keepDate(at: found.index, ifStill: found.value) { return value }
+                if keepDate(at: found.index, ifStill: found.value, readIn: found.layout) { return value }
             } else if T.self == URL.self, let url = fastURL(at: found.index, stored: found.value) {
                 return unsafeBitCast(url, to: T.self)
             }
@@ -81,10 +81,11 @@ extension Record {
     /// Every other typed read by position (see `read(_:as:)` by name).
     @inlinable @inline(never)
     func read<T>(_ index: Int, as type: T.Type) -> T? {
-        if fastPathAllowed, let stored = storedValueForFastRead(index) {
+        if fastPathAllowed, let found = storedValueForFastRead(index) {
+            let stored = found.value
             if case .value(let value) = Self.fastDecode(value: stored, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
-                if keepDate(at: index, ifStill: stored) { return value }
+                if keepDate(at: index, ifStill: stored, readIn: found.layout) { return value }
             } else if T.self == URL.self, let url = fastURL(at: index, stored: stored) {
                 return unsafeBitCast(url, to: T.self)
             }
@@ -99,8 +100,10 @@ extension Record {
     /// set after that (the write came between this read and its mark) is checked again under
     /// the lock. On a written record the mark is set under the lock, and only if the column
     /// still holds `stored` (else the Date read is returned, not kept).
+    /// `readIn` is the layout the value was read in under the lock; nil when it was read without
+    /// the lock, from the base (whose layout a written copy keeps until a column is added or removed).
     @inlinable
-    func keepDate(at index: Int, ifStill stored: DatabaseValue) -> Bool {
+    func keepDate(at index: Int, ifStill stored: DatabaseValue, readIn layout: RowLayout? = nil) -> Bool {
         guard index < Self.dateMarkCount else { return false }
         let bit = UInt64(1) << UInt64(index)
         let current = flags.load(ordering: .relaxed)
@@ -108,18 +111,24 @@ extension Record {
         if current & Self.mutatedBit == 0 {
             flags.bitwiseOr(bit, ordering: .relaxed)
             if !isMutated { return true }
+            // A write came between: the mark set here stays only if the column is unchanged.
+            keepDateLocked(bit: bit, at: index, ifStill: stored, readIn: layout, setHere: true)
+        } else {
+            keepDateLocked(bit: bit, at: index, ifStill: stored, readIn: layout, setHere: false)
         }
-        keepDateLocked(bit: bit, at: index, ifStill: stored)
         return true
     }
 
-    /// Sets the mark of column `index` if it still holds `stored`, else clears it. Under the lock.
+    /// Under the lock: sets the mark of column `index` if the record still has the layout the
+    /// value was read in and the column still holds `stored`; otherwise clears a mark this read
+    /// set (`setHere`), never one another read set for the column's current value.
     @usableFromInline
-    func keepDateLocked(bit: UInt64, at index: Int, ifStill stored: DatabaseValue) {
-        _ = lock.withLock { _ in
-            if index < values.count, values[index] == stored {
+    func keepDateLocked(bit: UInt64, at index: Int, ifStill stored: DatabaseValue, readIn readLayout: RowLayout?, setHere: Bool) {
+        lock.withLock { _ in
+            let sameColumns = layout === (readLayout ?? baseLayout)
+            if sameColumns, index < values.count, values[index] == stored {
                 flags.bitwiseOr(bit, ordering: .relaxed)
-            } else {
+            } else if setHere {
                 flags.bitwiseAnd(~bit, ordering: .relaxed)
             }
         }
@@ -135,20 +144,25 @@ extension Record {
     @usableFromInline
     var registryAllowsFastPath: Bool { registry.fastPathEnabled }
 
+    /// The position and stored value of `column`, and the layout they were read in when read
+    /// under the lock (nil: read from the base, without it).
     @inlinable
-    func storedValueForFastRead(_ column: String) -> (index: Int, value: DatabaseValue)? {
+    func storedValueForFastRead(_ column: String) -> (index: Int, value: DatabaseValue, layout: RowLayout?)? {
         if !isMutated {
-            return baseLayout.position(of: column).map { ($0, baseValues[$0]) }
+            return baseLayout.position(of: column).map { ($0, baseValues[$0], nil) }
         }
-        return lock.withLock { _ in layout.position(of: column).map { ($0, values[$0]) } }
+        return lock.withLock { _ in
+            let current = layout
+            return current.position(of: column).map { ($0, values[$0], current) }
+        }
     }
 
     @inlinable
-    func storedValueForFastRead(_ index: Int) -> DatabaseValue? {
+    func storedValueForFastRead(_ index: Int) -> (value: DatabaseValue, layout: RowLayout?)? {
         if !isMutated {
-            return baseValues.indices.contains(index) ? baseValues[index] : nil
+            return baseValues.indices.contains(index) ? (baseValues[index], nil) : nil
         }
-        return lock.withLock { _ in values.indices.contains(index) ? values[index] : nil }
+        return lock.withLock { _ in values.indices.contains(index) ? (values[index], layout) : nil }
     }
 
     /// The decoded value when the fast path applies (`.miss` otherwise). A missing column and

@@ -465,8 +465,10 @@ public final class Record: Sendable {
 
     private func removeColumns(_ positions: Set<Int>) {
         guard !positions.isEmpty else { return }
-        keepMarkedDates()
+        // Written first: a Date read marking a column from now on checks its mark under the lock
+        // (`keepDate`), so no mark set after `keepMarkedDates` lands on a shifted column.
         willMutate()
+        keepMarkedDates()
         layout = layout.removing(at: positions)
         values = values.removing(positions)
         if let old = cells {
