@@ -261,24 +261,27 @@ import Testing
     @Test func aDateReadDoesNotMarkAColumnWrittenSinceItsValueWasRead() throws {
         try withDatabase { t in
             let fetched = try #require(try t.db.findFirst("select 10.5 as born, 1 as other"))
-            let read = fetched.baseValues[0]
             // Unwritten: marked without the lock.
-            #expect(fetched.keepDate(at: 0, ifStill: read))
+            #expect(fetched.keepDate(at: 0))
             #expect(fetched["born"] is Date)
-            // Written since the value was read: the write cleared the mark, and it stays cleared.
+            // Read from the base, then written before the mark: the mark is checked again and goes.
             let raced = try #require(try t.db.findFirst("select 10.5 as born, 1 as other"))
-            let snapshot = raced.baseValues[0]
             raced.put("born", .integer(5))
-            #expect(raced.keepDate(at: 0, ifStill: snapshot))   // the Date read is returned...
+            #expect(raced.keepDate(at: 0))                      // the Date read is returned...
             #expect(raced["born"] as? Int64 == 5)               // ...but not kept over the new value
-            // Written, and the value is still the one read: marked (under the lock).
+            // Read under the lock in the current layout, value unchanged: marked.
             raced.put("born", .real(20.5))
-            #expect(raced.keepDate(at: 0, ifStill: .real(20.5)))
+            let layout = raced.lock.withLock { _ in raced.layout }
+            #expect(raced.keepDate(at: 0, ifStill: .real(20.5), readIn: layout))
             #expect(raced["born"] as? Date == Date(timeIntervalSince1970: 20.5))
             #expect(raced["other"] as? Int64 == 1)
-            // A read of an older value does not clear the mark another read set for the current one.
-            #expect(raced.keepDate(at: 0, ifStill: snapshot))
-            #expect(raced["born"] is Date)
+            // Read under the lock, then written: not marked.
+            let other = try #require(try t.db.findFirst("select 10.5 as born"))
+            other.put("born", .real(30.5))
+            let before = other.lock.withLock { _ in other.layout }
+            other.put("born", .integer(7))
+            #expect(other.keepDate(at: 0, ifStill: .real(30.5), readIn: before))
+            #expect(other["born"] as? Int64 == 7)
         }
     }
 
@@ -287,11 +290,16 @@ import Testing
     @Test func aDateMarkDoesNotLandOnAColumnShiftedByARemoval() throws {
         try withDatabase { t in
             let r = try #require(try t.db.findFirst("select 10.5 as created, 10.5 as updated"))
-            let read = r.baseValues[0]
             r.remove("created")
-            #expect(r.keepDate(at: 0, ifStill: read))
+            #expect(r.keepDate(at: 0))
             #expect(r["updated"] is Double)
             #expect(r.columnNames == ["updated"])
+            let s = try #require(try t.db.findFirst("select 10.5 as created, 10.5 as updated"))
+            s.put("created", .real(10.5))
+            let layout = s.lock.withLock { _ in s.layout }
+            s.remove("created")
+            #expect(s.keepDate(at: 0, ifStill: .real(10.5), readIn: layout))
+            #expect(s["updated"] is Double)
         }
     }
 

@@ -35,7 +35,7 @@ extension Record {
             if T.self != URL.self && !isMutated && fastPathAllowed {
                 guard let index = baseLayout.position(of: column) else { return read(column, as: T.self) }
                 if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
-                   T.self != Date.self || value == nil || keepDate(at: index, ifStill: baseValues[index]) {
+                   T.self != Date.self || value == nil || keepDate(at: index) {
                     return value
                 }
             }
@@ -70,7 +70,7 @@ extension Record {
             if T.self != URL.self && !isMutated && fastPathAllowed {
                 guard baseValues.indices.contains(index) else { return read(index, as: T.self) }
                 if case .value(let value) = Self.fastDecode(value: baseValues[index], as: T.self),
-                   T.self != Date.self || value == nil || keepDate(at: index, ifStill: baseValues[index]) {
+                   T.self != Date.self || value == nil || keepDate(at: index) {
                     return value
                 }
             }
@@ -93,45 +93,47 @@ extension Record {
         return readReportingMiss(index, as: T.self)
     }
 
-    /// Marks column `index`, read as a Date from `stored`, as read so (see `flags`); false for a
-    /// column past the 60 the marks cover, which then keeps its Date the general way.
-    /// On a record no one has written the mark is set without the lock. A first write clears
-    /// the marks of the columns it writes under the lock, after setting the written bit: a mark
-    /// set after that (the write came between this read and its mark) is checked again under
-    /// the lock. On a written record the mark is set under the lock, and only if the column
-    /// still holds `stored` (else the Date read is returned, not kept).
-    /// `readIn` is the layout the value was read in under the lock; nil when it was read without
-    /// the lock, from the base (whose layout a written copy keeps until a column is added or removed).
+    /// Marks column `index`, read as a Date from the base of a record no one had written, as
+    /// read so (see `flags`); false for a column past the 60 the marks cover, which then keeps its
+    /// Date the general way. The mark is set without the lock. A first write sets the written bit
+    /// before it clears the marks of what it writes (under the lock): a mark set after that bit (the
+    /// write came between this read and its mark) is checked again under the lock.
     @inlinable
-    func keepDate(at index: Int, ifStill stored: DatabaseValue, readIn layout: RowLayout? = nil) -> Bool {
+    func keepDate(at index: Int) -> Bool {
         guard index < Self.dateMarkCount else { return false }
         let bit = UInt64(1) << UInt64(index)
-        let current = flags.load(ordering: .relaxed)
-        if current & bit != 0 { return true }
-        if current & Self.mutatedBit == 0 {
+        if flags.load(ordering: .relaxed) & bit == 0 {
             flags.bitwiseOr(bit, ordering: .relaxed)
-            if !isMutated { return true }
-            // A write came between: the mark set here stays only if the column is unchanged.
-            keepDateLocked(bit: bit, at: index, ifStill: stored, readIn: layout, setHere: true)
-        } else {
-            keepDateLocked(bit: bit, at: index, ifStill: stored, readIn: layout, setHere: false)
+            if isMutated { recheckBaseDate(bit: bit, at: index) }
         }
         return true
     }
 
-    /// Under the lock: sets the mark of column `index` if the record still has the layout the
-    /// value was read in and the column still holds `stored`; otherwise clears a mark this read
-    /// set (`setHere`), never one another read set for the column's current value.
-    @usableFromInline
-    func keepDateLocked(bit: UInt64, at index: Int, ifStill stored: DatabaseValue, readIn readLayout: RowLayout?, setHere: Bool) {
+    /// Under the lock: keeps the mark of column `index`, set for a value read from the base,
+    /// only if the record still has the base's columns and the column still holds that value.
+    /// (A mark another read set for a new value may go too: a mark lost, never a wrong one.)
+    @usableFromInline @inline(never)
+    func recheckBaseDate(bit: UInt64, at index: Int) {
         lock.withLock { _ in
-            let sameColumns = layout === (readLayout ?? baseLayout)
-            if sameColumns, index < values.count, values[index] == stored {
-                flags.bitwiseOr(bit, ordering: .relaxed)
-            } else if setHere {
-                flags.bitwiseAnd(~bit, ordering: .relaxed)
-            }
+            guard layout !== baseLayout || index >= values.count || values[index] != baseValues[index] else { return }
+            flags.bitwiseAnd(~bit, ordering: .relaxed)
         }
+    }
+
+    /// `keepDate(at:)` for a value read under the lock in `layout` (nil: read from the base,
+    /// without it): the mark is set under the lock, only if the record still has that layout and
+    /// the column still holds `stored` (else the Date read is returned, not kept).
+    @usableFromInline @inline(never)
+    func keepDate(at index: Int, ifStill stored: DatabaseValue, readIn layout: RowLayout?) -> Bool {
+        guard let layout else { return keepDate(at: index) }
+        guard index < Self.dateMarkCount else { return false }
+        let bit = UInt64(1) << UInt64(index)
+        if flags.load(ordering: .relaxed) & bit != 0 { return true }
+        lock.withLock { _ in
+            guard self.layout === layout, index < values.count, values[index] == stored else { return }
+            flags.bitwiseOr(bit, ordering: .relaxed)
+        }
+        return true
     }
 
     /// False when this record's converters replace a fast-path type. One relaxed load while no
