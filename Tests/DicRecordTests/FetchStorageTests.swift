@@ -235,6 +235,28 @@ import Testing
         }
     }
 
+    /// A record keeps its first conversion apart from the rest: overwriting or removing that
+    /// column hands the place to the next one, and every other kept value stays.
+    @Test func keptURLsStayWhenTheFirstKeptColumnIsOverwrittenOrRemoved() throws {
+        try withDatabase { t in
+            let sql = "select 'https://a.example/' as a, 'https://b.example/' as b, 'https://c.example/' as c"
+            let r = try #require(try t.db.findFirst(sql))
+            for column in ["a", "b", "c"] { _ = r[column] as URL? }
+            #expect(r.a is URL && r.b is URL && r.c is URL)
+            r.a = "plain text"
+            #expect(r.a as? String == "plain text")
+            #expect(r.b as? URL == URL(string: "https://b.example/") && r.c as? URL == URL(string: "https://c.example/"))
+            r.remove("b")
+            #expect(r.columnNames == ["a", "c"])
+            #expect(r.c as? URL == URL(string: "https://c.example/"))
+            #expect(r.a as? String == "plain text")
+            let s = try #require(try t.db.findFirst(sql))
+            for column in ["c", "a"] { _ = s[column] as URL? }
+            s.remove("c")
+            #expect(s.a as? URL == URL(string: "https://a.example/") && s.b is String)
+        }
+    }
+
     @Test func aWrittenURLReadsBackAsWritten() throws {
         try withDatabase { t in
             let r = try #require(try t.db.findFirst("select 'https://a.example/' as link"))
