@@ -243,9 +243,13 @@ import Testing
             let r = try #require(try t.db.findFirst(sql))
             for column in ["a", "b", "c"] { _ = r[column] as URL? }
             #expect(r.a is URL && r.b is URL && r.c is URL)
-            r.a = "plain text"
+            // Stored values, as a generated key is written back: no cell hides a stale kept value.
+            r.put("a", .text("plain text"))
             #expect(r.a as? String == "plain text")
             #expect(r.b as? URL == URL(string: "https://b.example/") && r.c as? URL == URL(string: "https://c.example/"))
+            r.put("b", .text("other text"))                  // the entry that moved into the first place
+            #expect(r.b as? String == "other text")
+            #expect(r.c as? URL == URL(string: "https://c.example/"))
             r.remove("b")
             #expect(r.columnNames == ["a", "c"])
             #expect(r.c as? URL == URL(string: "https://c.example/"))

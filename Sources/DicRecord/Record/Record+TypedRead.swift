@@ -51,9 +51,13 @@ extension Record {
         if fastPathAllowed, let found = storedValueForFastRead(column) {
             if case .value(let value) = Self.fastDecode(value: found.value, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
-                if found.layout == nil ? keepDate(at: found.index) : keepDate(at: found.index, ifStill: found.value, readIn: found.layout) {
-                    return value
+                // Read from the base without the lock: marked inline; else under the lock.
+                let kept = if let layout = found.layout {
+                    keepDate(at: found.index, ifStill: found.value, readIn: layout)
+                } else {
+                    keepDate(at: found.index)
                 }
+                if kept { return value }
             } else if T.self == URL.self, let url = fastURL(at: found.index, stored: found.value) {
                 return unsafeBitCast(url, to: T.self)
             }
@@ -86,9 +90,12 @@ extension Record {
         if fastPathAllowed, let found = storedValueForFastRead(index) {
             if case .value(let value) = Self.fastDecode(value: found.value, as: T.self) {
                 guard T.self == Date.self, value != nil else { return value }
-                if found.layout == nil ? keepDate(at: index) : keepDate(at: index, ifStill: found.value, readIn: found.layout) {
-                    return value
+                let kept = if let layout = found.layout {
+                    keepDate(at: index, ifStill: found.value, readIn: layout)
+                } else {
+                    keepDate(at: index)
                 }
+                if kept { return value }
             } else if T.self == URL.self, let url = fastURL(at: index, stored: found.value) {
                 return unsafeBitCast(url, to: T.self)
             }
@@ -123,12 +130,11 @@ extension Record {
         }
     }
 
-    /// `keepDate(at:)` for a value read under the lock in `layout` (nil: read from the base,
-    /// without it): the mark is set under the lock, only if the record still has that layout and
+    /// `keepDate(at:)` for a value read under the lock in `layout`: the mark is set under the
+    /// lock, only if the record still has that layout and
     /// the column still holds `stored` (else the Date read is returned, not kept).
     @usableFromInline @inline(never)
-    func keepDate(at index: Int, ifStill stored: DatabaseValue, readIn layout: RowLayout?) -> Bool {
-        guard let layout else { return keepDate(at: index) }
+    func keepDate(at index: Int, ifStill stored: DatabaseValue, readIn layout: RowLayout) -> Bool {
         guard index < Self.dateMarkCount else { return false }
         let bit = UInt64(1) << UInt64(index)
         if flags.load(ordering: .relaxed) & bit != 0 { return true }

@@ -110,7 +110,7 @@ public final class Record: Sendable {
         init() {}
 
         func contains(_ index: Int) -> Bool {
-            index == firstIndex || (!more.isEmpty && more.contains { $0.index == index })
+            index == firstIndex || more.contains { $0.index == index }
         }
 
         func value(at index: Int) -> Any? {
@@ -120,6 +120,7 @@ public final class Record: Sendable {
         }
 
         mutating func append(_ index: Int, _ value: consuming Any) {
+            assert(index >= 0, "a kept conversion's column is a position")   // -1 means none
             if firstIndex < 0 {
                 firstIndex = index
                 firstValue = value
