@@ -72,11 +72,14 @@ final class RowLayout: Sendable {
     @usableFromInline
     func position(of name: String) -> Int? {
         if let packedNames, let query = PackedName(name) {
-            for i in packedNames.indices where packedNames[i].prefix == query.prefix && packedNames[i].length == query.length {
-                // Names longer than the packed prefix are confirmed byte by byte.
-                if query.length <= 8 || PackedName.equalIgnoringASCIICase(names[i], name) { return i }
+            // Over the buffer: no bounds check per column (a typed read by name runs this).
+            return packedNames.withUnsafeBufferPointer { packed in
+                for i in packed.indices where packed[i].prefix == query.prefix && packed[i].length == query.length {
+                    // Names longer than the packed prefix are confirmed byte by byte.
+                    if query.length <= 8 || PackedName.equalIgnoringASCIICase(names[i], name) { return i }
+                }
+                return nil
             }
-            return nil
         }
         // An ASCII layout has no column of a non-ASCII name: SQLite folds the case of ASCII
         // letters only and compares every other byte as it is.
