@@ -44,15 +44,26 @@ import Testing
     /// A lookup by name folds the case of ASCII letters only: the bytes just outside A-Z and a-z
     /// stay themselves, long names are confirmed past their packed prefix, non-ASCII finds nothing.
     @Test func lookupsFoldTheCaseOfASCIILettersOnly() throws {
-        let layout = RowLayout(names: ["Name", "AGE", "@x", "[y", "`z", "{w", "LongColumnName1", "longcolumnname2"], registry: .shared)
-        #expect(layout.position(of: "name") == 0 && layout.position(of: "NAME") == 0)
+        let layout = RowLayout(names: ["Name", "AGE", "@x", "[y", "`z", "{w", "LongColumnName1", "longcolumnname2",
+                                       "abcdefgh", "abcdefghi"], registry: .shared)
+        #expect(layout.position(of: "name") == 0)
+        #expect(layout.position(of: "NAME") == 0)
         #expect(layout.position(of: "age") == 1)
         // The bytes just outside A-Z are not letters: "@" is not "`", nor "[" "{".
-        #expect(layout.position(of: "@X") == 2 && layout.position(of: "`x") == nil)
-        #expect(layout.position(of: "[Y") == 3 && layout.position(of: "{y") == nil)
-        #expect(layout.position(of: "`Z") == 4 && layout.position(of: "@z") == nil)
-        #expect(layout.position(of: "{W") == 5 && layout.position(of: "[w") == nil)
-        #expect(layout.position(of: "LONGCOLUMNNAME1") == 6 && layout.position(of: "LongColumnName2") == 7)
+        #expect(layout.position(of: "@X") == 2)
+        #expect(layout.position(of: "`x") == nil)
+        #expect(layout.position(of: "[Y") == 3)
+        #expect(layout.position(of: "{y") == nil)
+        #expect(layout.position(of: "`Z") == 4)
+        #expect(layout.position(of: "@z") == nil)
+        #expect(layout.position(of: "{W") == 5)
+        #expect(layout.position(of: "[w") == nil)
+        // Past the eight packed bytes, the rest is compared too.
+        #expect(layout.position(of: "LONGCOLUMNNAME1") == 6)
+        #expect(layout.position(of: "LongColumnName2") == 7)
+        #expect(layout.position(of: "ABCDEFGH") == 8)
+        #expect(layout.position(of: "ABCDEFGHI") == 9)
+        #expect(layout.position(of: "abcdefghj") == nil)
         #expect(layout.position(of: "n\u{e4}me") == nil)
     }
 
