@@ -51,7 +51,7 @@ final class ConnectionPool: @unchecked Sendable {
             throw DicRecordError(.readonly, "config '\(configName)' is readonly: writes are refused", configName: configName)
         }
         let leases = ThreadLeases.current
-        if leases.writers[id] != nil { return try body(writer) }
+        if leases.writer(of: id) != nil { return try body(writer) }
         // An async call trying its caller's thread: writes always move to a pool thread (SQLite's
         // busy handler may sleep while another process holds the file, and a cooperative thread
         // must not).
@@ -135,7 +135,7 @@ final class ConnectionPool: @unchecked Sendable {
     /// Runs `body` on a connection fit for reading (see the type's rule).
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         let leases = ThreadLeases.current
-        if let writer = leases.writers[id] { return try body(writer) }
+        if let writer = leases.writer(of: id) { return try body(writer) }
         if leases.mustNotWait {
             // An async call on its caller's thread: an idle reader or (with no readers) the writer,
             // free now, or the call moves to a pool thread.
@@ -216,7 +216,7 @@ final class ConnectionPool: @unchecked Sendable {
     }
 
     /// True when the current thread holds this pool's writer.
-    var isWriterHeldByCurrentThread: Bool { ThreadLeases.current.writers[id] != nil }
+    var isWriterHeldByCurrentThread: Bool { ThreadLeases.current.writer(of: id) != nil }
 
     /// An idle reader, if one is there now (none is opened: that runs the onOpen hook).
     private func acquireIdleReader(for leases: ThreadLeases) throws -> Connection? {
@@ -322,7 +322,7 @@ final class ConnectionPool: @unchecked Sendable {
         closed.store(true, ordering: .releasing)
 
         writerGate.lock()
-        let holdsWriter = leases.writers[id] != nil || AsyncScope.lease(for: id) != nil
+        let holdsWriter = leases.writer(of: id) != nil || AsyncScope.lease(for: id) != nil
         while writerBusy, !holdsWriter, writerGate.wait(until: deadline) {}
         if writerBusy {
             writer?.interrupt()  // closed by releaseWriter

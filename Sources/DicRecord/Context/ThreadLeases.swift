@@ -22,6 +22,17 @@ final class ThreadLeases {
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
 
+    /// The writer this thread holds of pool `id`, if any. A thread holds none or one writer
+    /// nearly always: those cases are answered without hashing (a save asks on every call).
+    @inline(__always)
+    func writer(of id: ObjectIdentifier) -> Connection? {
+        if writers.count <= 1 {
+            guard let only = writers.first, only.key == id else { return nil }
+            return only.value
+        }
+        return writers[id]
+    }
+
     private static let slot = ThreadSlot<ThreadLeases>()
 
     /// This thread's leases, created on first use and released when the thread ends.

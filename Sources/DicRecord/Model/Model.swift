@@ -295,6 +295,14 @@ open class Model: CustomStringConvertible {
     @usableFromInline
     final var knownSchema: ModelSchema? { schemaCache ?? layoutMap?.schema }
 
+    /// The schema of this model's class when it was built already, kept for the next call.
+    @usableFromInline
+    final func learnedSchema() -> ModelSchema? {
+        let found = ModelSchema.existing(type(of: self))
+        schemaCache = found
+        return found
+    }
+
     final var schema: ModelSchema {
         if let known = knownSchema { return known }
         let made = ModelSchema.of(type(of: self))
@@ -418,6 +426,13 @@ extension ModelType {
 
     @usableFromInline
     func columnInfo<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> ColumnInfo? {
+        // A key path this class has seen before: its slot, from the schema's table (a probe, where
+        // the resolver's table hashes the key path). A new model learns its schema here if one
+        // was built, without building it (this may run inside the model's own `init()`).
+        if let schema = knownSchema ?? learnedSchema(), let slot = schema.slot(for: ObjectIdentifier(key)),
+           slot >= 0, slot < schema.columns.count, schema.columns[slot].slot == slot {
+            return schema.columns[slot]
+        }
         let field = FieldResolver.entry(key)?.field ?? FieldResolver.field(key, on: self)
         guard let field, case .column(let info) = field.description else { return nil }
         // Only key paths the resolver keeps by identity (a generic class's are new each time).
@@ -501,7 +516,8 @@ extension Model {
 
     @usableFromInline
     final func writeColumn<Value>(_ column: ColumnInfo, _ value: Value) {
-        guard let json = column.json else {
+        // The flag first: taking `json` out copies an existential, a tenth of a write.
+        guard column.isJSON, let json = column.json else {
             if storage.fastPathAllowed, let fast = Record.fastEncode(value) {
                 storage.set(column.name, fast)
             } else {

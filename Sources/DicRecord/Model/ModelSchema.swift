@@ -153,6 +153,17 @@ final class ModelSchema: Sendable {
     }
     private static let lastAsked = Atomic<Unmanaged<ModelSchema>?>(nil)
 
+    /// The schema of `type` if it was built already; never builds one (so it may be asked from
+    /// inside a model's own `init()`, which building runs).
+    static func existing(_ type: Model.Type) -> ModelSchema? {
+        let key = ObjectIdentifier(type)
+        if let last = lastAsked.load(ordering: .acquiring) {
+            let schema = last.takeUnretainedValue()
+            if schema.modelType == key { return schema }
+        }
+        return cache.withLock { $0[key] }
+    }
+
     private init(_ type: Model.Type) {
         modelType = ObjectIdentifier(type)
         typeName = String(reflecting: type)

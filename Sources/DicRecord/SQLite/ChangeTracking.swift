@@ -71,6 +71,12 @@ struct StatementEffects {
     var isEmpty: Bool { written.isEmpty && savepoint == nil && !commits }
 }
 
+/// A prepared statement's effects, immutable once it is prepared.
+final class TrackedEffects {
+    let value: StatementEffects
+    init(_ value: StatementEffects) { self.value = value }
+}
+
 /// The writer connection's change log. Used by the thread that holds the writer (the hooks run
 /// inside that thread's SQLite calls); `onCommit` is read under a lock, as observers come and go
 /// from any thread.

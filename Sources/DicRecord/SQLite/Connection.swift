@@ -235,7 +235,7 @@ public final class Connection: @unchecked Sendable {
             // After the reset: an autocommit write not stepped to its end (RETURNING read once) commits there.
             changeTracker?.deliverCommitted()
         }
-        if let changeTracker, let effects = statement.effects { return try tracking(changeTracker, effects, statement, arguments, bind: bind, body) }
+        if let changeTracker, let effects = statement.effects { return try tracking(changeTracker, effects.value, statement, arguments, bind: bind, body) }
         guard bind else { return try body(statement) }
         try statement.bind(arguments, registry: registry, configName: configName)
         guard isTracing else { return try body(statement) }
@@ -508,7 +508,7 @@ public final class Connection: @unchecked Sendable {
             throw DicRecordError(.invalidArgument, "the SQL holds no statement", sql: sql, configName: configName)
         }
         let statement = Statement(handle: handle, sql: sql)
-        statement.effects = effects
+        statement.effects = effects.map(TrackedEffects.init)
         return statement
     }
 

@@ -14,7 +14,8 @@ final class Statement {
     var lastUsed: UInt64 = 0
     /// What it writes and which savepoint it begins or ends (the writer's authorizer told, see
     /// `ChangeTracker`); nil for a statement that only reads, and on readers.
-    var effects: StatementEffects?
+    /// Boxed: a statement run again and again reads it with one retain, not a copy of each field.
+    var effects: TrackedEffects?
     /// What the layer above made of this statement's result columns (the row layout its records
     /// share), with SQLite's re-prepare count when it was made: stale once SQLite re-prepares.
     private var resultShape: (shape: AnyObject, reprepares: Int32)?
