@@ -32,10 +32,40 @@ final class WritesInInit: Model {
     override class var tableName: String { "writes_in_init" }
 }
 
+/// Columns with a reference and children declared between them (both count in the slot numbering
+/// or not, as the schema counts them).
+final class MixedFields: Model {
+    @Column var first: Int = 0
+    @Reference var teacher: RelTeacher?
+    @Children(foreignKey: "teacher_id") var students: [RelStudent]
+    @Column var second: Int = 0
+    @Column var third: String?
+    override class var tableName: String { "mixed_fields" }
+}
+
+/// Codable, with no converter until a test registers one (after the model's schema is built).
+struct LateMoney: Codable, Equatable {
+    var cents: Int
+}
+
+struct LateMoneyConverter: TypeConverter {
+    var storageType: StorageType { .integer }
+    func encode(_ value: LateMoney) throws -> DatabaseValue { .integer(Int64(value.cents)) }
+    func decode(_ value: DatabaseValue) throws -> LateMoney {
+        guard case .integer(let cents) = value else { throw ConversionError.cannotDecode(value, to: LateMoney.self, "expected cents") }
+        return LateMoney(cents: Int(cents))
+    }
+}
+
+final class LatePrice: Model {
+    @Column var price: LateMoney?
+    override class var tableName: String { "late_price" }
+}
+
 @Suite("Fast write paths")
 struct FastWritePathTests {
     @Test func columnWritesOfNewModelsLandInTheirColumns() throws {
-        try withDatabase { t in
+        try withDatabase { t throws in
             t.context.register(WriteSub.self)
             // The schema exists now (registration built it): every write below may take the table.
             for round in 0..<3 {
@@ -69,8 +99,66 @@ struct FastWritePathTests {
         }
     }
 
+    @Test func slotsCountReferencesAndSkipChildrenAsTheSchemaDoes() throws {
+        try withDatabase { t throws in
+            t.context.register(RelTeacher.self, RelStudent.self, MixedFields.self)
+            for round in 0..<3 {
+                let m = MixedFields()
+                m.third = "t\(round)"
+                m.second = 20 + round
+                m.first = 10 + round
+                #expect(try m.record.get("first", as: Int.self) == 10 + round)
+                #expect(try m.record.get("second", as: Int.self) == 20 + round)
+                #expect(try m.record.get("third", as: String.self) == "t\(round)")
+                #expect(try m.save())
+            }
+            #expect(try t.db.find("select first, second, third from mixed_fields order by id").map {
+                "\($0["first"] as Int? ?? -1) \($0["second"] as Int? ?? -1) \($0["third"] as String? ?? "-")"
+            } == ["10 20 t0", "11 21 t1", "12 22 t2"])
+        }
+    }
+
+    /// A base class's key path written on base and subclass models: each class's own table answers.
+    @Test func aBaseKeyPathWrittenOnBothClassesLandsInItsColumn() throws {
+        try withDatabase { t throws in
+            t.context.register(WriteSub.self, WriteBase.self)
+            for round in 0..<2 {
+                let sub = WriteSub()
+                sub.c = 3
+                sub.b = "sub\(round)"
+                sub.a = round
+                let base = WriteBase()
+                base.b = "base\(round)"
+                base.a = 100 + round
+                #expect(try sub.record.get("a", as: Int.self) == round)
+                #expect(try sub.record.get("b", as: String.self) == "sub\(round)")
+                #expect(try sub.record.get("c", as: Int.self) == 3)
+                #expect(try base.record.get("a", as: Int.self) == 100 + round)
+                #expect(try base.record.get("b", as: String.self) == "base\(round)")
+                #expect(base.columnNames.sorted() == ["a", "b", "id"])
+            }
+        }
+    }
+
+    /// The schema took `price` for JSON (no converter then); a converter registered afterwards is
+    /// what the first write sees. Every later write must store the value the same way.
+    @Test func writesOfAColumnStoredAsJSONByTheSchemaEncodeAlike() throws {
+        try withDatabase { t throws in
+            t.context.register(LatePrice.self)
+            Converters.register(LateMoneyConverter())
+            for cents in [150, 275, 300] {
+                let m = LatePrice()
+                m.price = LateMoney(cents: cents)
+                #expect(try m.save())
+            }
+            let stored = try t.db.find("select typeof(price) as kind, price from late_price order by id")
+            #expect(Set(stored.map { $0["kind"] as String? }).count == 1)
+            #expect(stored.map { $0["price"] as Int? } == [150, 275, 300])
+        }
+    }
+
     @Test func writesInAModelsOwnInitLandInTheirColumns() throws {
-        try withDatabase { t in
+        try withDatabase { t throws in
             // Registering builds the schema, which runs `init()` and its writes before any schema exists.
             t.context.register(WritesInInit.self)
             let m = WritesInInit()
@@ -88,7 +176,7 @@ struct FastWritePathTests {
     /// takes the hashed path; holding one, the shortcut. Each write must join its own config's
     /// transaction: rolling back the inner one keeps the outer's row, and the other way round.
     @Test func nestedTransactionsOnTwoConfigsEachJoinTheirOwn() throws {
-        try withDatabase { t in
+        try withDatabase { t throws in
             try t.db.update("create table t (v integer)")
             let other = try DbContext(path: t.folder.appendingPathComponent("other.sqlite").path, configName: "other")
             try other.start()

@@ -429,8 +429,10 @@ extension ModelType {
         // A key path this class has seen before: its slot, from the schema's table (a probe, where
         // the resolver's table hashes the key path). A new model learns its schema here if one
         // was built, without building it (this may run inside the model's own `init()`).
+        // Not for a column the schema stores as JSON: the resolver's description, made later, may
+        // see a converter registered since, and every write must encode as the first one did.
         if let schema = knownSchema ?? learnedSchema(), let slot = schema.slot(for: ObjectIdentifier(key)),
-           slot >= 0, slot < schema.columns.count, schema.columns[slot].slot == slot {
+           slot >= 0, slot < schema.columns.count, !schema.columns[slot].isJSON {
             return schema.columns[slot]
         }
         let field = FieldResolver.entry(key)?.field ?? FieldResolver.field(key, on: self)
