@@ -130,23 +130,13 @@ final class ModelSchema: Sendable {
     /// The schema of `type`, built on first use. Building runs the model's `init()` (outside
     /// any lock, so that an init may itself use models).
     static func of(_ type: Model.Type) -> ModelSchema {
+        if let found = existing(type) { return found }
+        let built = ModelSchema(type)
         let key = ObjectIdentifier(type)
-        // The schema asked for last, without the lock: a loop saving new models asks once per model.
-        // Unretained, as `keySlots`: a schema in `cache` is never removed, so it outlives every reader.
-        if let last = lastAsked.load(ordering: .acquiring) {
-            let schema = last.takeUnretainedValue()
-            if schema.modelType == key { return schema }
-        }
-        let found: ModelSchema
-        if let cached = cache.withLock({ $0[key] }) {
-            found = cached
-        } else {
-            let built = ModelSchema(type)
-            found = cache.withLock { cache in
-                if let raced = cache[key] { return raced }
-                cache[key] = built
-                return built
-            }
+        let found = cache.withLock { cache in
+            if let raced = cache[key] { return raced }
+            cache[key] = built
+            return built
         }
         lastAsked.store(Unmanaged.passUnretained(found), ordering: .releasing)
         return found
@@ -157,11 +147,15 @@ final class ModelSchema: Sendable {
     /// inside a model's own `init()`, which building runs).
     static func existing(_ type: Model.Type) -> ModelSchema? {
         let key = ObjectIdentifier(type)
+        // The schema asked for last, without the lock: a loop saving new models asks once per model.
+        // Unretained, as `keySlots`: a schema in `cache` is never removed, so it outlives every reader.
         if let last = lastAsked.load(ordering: .acquiring) {
             let schema = last.takeUnretainedValue()
             if schema.modelType == key { return schema }
         }
-        return cache.withLock { $0[key] }
+        guard let cached = cache.withLock({ $0[key] }) else { return nil }
+        lastAsked.store(Unmanaged.passUnretained(cached), ordering: .releasing)
+        return cached
     }
 
     private init(_ type: Model.Type) {
