@@ -592,11 +592,13 @@ public final class Record: Sendable {
     /// record.set("born", Date())
     /// ```
     public func set(_ column: String, _ value: Any?) {
-        let registry = lock.withLock { _ in layout.registry }
-        // A value of a common type is read where it lies (no copy of the `Any`).
-        if registry.fastPathEnabled, let plain = PlainValue.peek(value), let encoded = plain.encoded {
-            return store(column, encoded.stored, swiftValue: nil, plain: encoded.kind, encodingError: nil)
+        // A value of a common type is read where it lies (no copy of the `Any`); while no registry
+        // replaces a common type's converter, the record's registry need not be asked.
+        if let plain = PlainValue.peek(value)?.encoded,
+           !Converters.anyReplacesFastPathType.load(ordering: .acquiring) || lock.withLock({ _ in layout.registry }).fastPathEnabled {
+            return store(column, plain.stored, swiftValue: nil, plain: plain.kind, encodingError: nil)
         }
+        let registry = lock.withLock { _ in layout.registry }
         let encoded: DatabaseValue
         do {
             encoded = try registry.encode(value)
@@ -722,19 +724,22 @@ public final class Record: Sendable {
     private func position(of column: String, elseAppending value: DatabaseValue, _ cell: Cell, cellsIfNone: Bool = true) -> Int? {
         // Columns written one by one in the order of the last record built this way: the
         // layout's remembered successor says the column is new here (no lookup).
-        let current = layout
         let grown: RowLayout
-        if let remembered = current.appendingIfRemembered(column) {
-            grown = remembered
-        } else {
-            if let i = current.position(of: column) { return i }
-            grown = current.appending(column)
+        do {
+            let current = layout
+            if let remembered = current.appendingIfRemembered(column) {
+                grown = remembered
+            } else {
+                if let i = current.position(of: column) { return i }
+                grown = current.appending(column)
+            }
         }
         willMutate()
+        // (The last use of `grown`: the record takes it over, with no retain and release of its own.)
         layout = grown
         // Room for as many columns as the last record grown this way ended with, and its
         // generated key: its values and cells grow once, not at 8 and again at 16.
-        values.append(value, expected: grown.rememberedLength() + 1)
+        values.append(value, expected: self.layout.rememberedLength() + 1)
         if cells != nil {
             if cells!.count == cells!.capacity { cells!.reserveCapacity(Swift.max(8, cells!.count * 2, values.capacity)) }
             cells!.append(cell)

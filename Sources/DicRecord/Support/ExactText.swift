@@ -9,6 +9,10 @@ extension String {
     /// Whether `other` is spelled with the same UTF-8 bytes.
     @inline(__always)
     package func hasSameBytes(as other: String) -> Bool {
+        // The same representation is the same text: a small string's bytes are its
+        // representation, and a larger one's is its (immutable while shared) storage and count.
+        // Names written again and again (`r.name = …` in a loop, a literal's keys) are such copies.
+        if hasSameRepresentation(as: other) { return true }
         var a = self, b = other
         return a.withUTF8 { x in
             b.withUTF8 { y in
@@ -20,6 +24,20 @@ extension String {
                 }
                 // A buffer of more than 16 bytes has a base address.
                 return memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0
+            }
+        }
+    }
+
+    /// Whether the two values' bits are equal (read in place; nothing about their layout assumed).
+    @inline(__always)
+    private func hasSameRepresentation(as other: String) -> Bool {
+        withUnsafeBytes(of: self) { x in
+            withUnsafeBytes(of: other) { y in
+                if x.count == 16 {
+                    return x.loadUnaligned(as: UInt64.self) == y.loadUnaligned(as: UInt64.self)
+                        && x.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == y.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                }
+                return x.elementsEqual(y)
             }
         }
     }
