@@ -87,6 +87,31 @@ final class KeyInTheMiddle: Model {
         }
     }
 
+    /// A record's own values are bound in place in two runs around the omitted key; a fetched
+    /// record's (a block's) by position. A value SQLite refuses is named by its parameter either way.
+    @Test func boundInPlaceOrByPositionTheValuesLandInTheirColumns() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table p (a integer, id integer primary key, b text, c real)")
+            let fetched = try #require(try t.db.findFirst("select 7 as a, null as id, 'q' as b, 0.25 as c"))
+            #expect(try t.db.save("p", fetched))
+            #expect(try t.db.save("p", try Record(["a": 8, "id": nil, "b": "r", "c": 0.5])))
+            #expect(try t.db.save("p", try Record(["id": nil, "a": 9, "b": "s", "c": 0.75])))
+            #expect(try t.db.save("p", try Record(["a": 10, "b": "t", "c": 1.0, "id": nil])))
+            let rows = try t.db.find("select a, id, b, c from p order by id")
+            #expect(rows.map { "\($0["a"] as Int? ?? -1) \($0["id"] as Int? ?? -1) \($0["b"] as String? ?? "-") \($0["c"] as Double? ?? -1)" }
+                    == ["7 1 q 0.25", "8 2 r 0.5", "9 3 s 0.75", "10 4 t 1.0"])
+            #expect([fetched["id"] as Int?] == [1])
+            // After the omitted key: the third column is the second parameter.
+            let refused = try Record(["a": 11, "id": nil, "b": DatabaseValue.real(.nan)])
+            let error = try #require(throws: DicRecordError.self) { try t.db.save("p", refused) }
+            #expect(error.message.contains("argument 2: REAL NaN"))
+            let before = try Record(["a": DatabaseValue.real(.nan), "id": nil, "b": "u"])
+            let first = try #require(throws: DicRecordError.self) { try t.db.save("p", before) }
+            #expect(first.message.contains("argument 1: REAL NaN"))
+            #expect(try t.db.queryInt("select count(*) from p") == 4)
+        }
+    }
+
     /// The values of an INSERT as a trace or error shows them: the key left out.
     @Test func theArgumentsOfARowLeaveTheKeyOut() throws {
         let record = try Record(["a": 1, "id": nil, "b": "x"])

@@ -30,7 +30,10 @@ extension Model {
             let row = try record.insertSnapshot(key: schema.hasImplicitId ? "id" : nil, like: last?.shape)
             let shape = row.shape
             let sql = schema.insertSQL(for: row, last: last)
-            let changed = try connection.withStatement(sql, .none, bind: false) { try connection.runPrepared($0, count: row.count, row.value(at:)) }
+            let changed = try connection.withStatement(sql, .none, bind: false) { statement in
+                try row.withBoundValues { try connection.runPrepared(statement, $0, $1) }
+                    ?? connection.runPrepared(statement, count: row.count, row.value(at:))
+            }
             // The row's view of the values ends here: writing the key back then copies nothing.
             _ = consume row
             RollbackUndo.finishSave(record, key: "id", generated: shape.keyIsMissing ? .integer(connection.lastInsertRowid) : nil,

@@ -1096,4 +1096,16 @@ struct InsertRow: Sendable {
 
     /// The values bound, as an array (for an engine that takes one).
     var values: [DatabaseValue] { (0..<count).map(value(at:)) }
+
+    /// `body` given the values bound, read in place: the record's own array as two runs, before
+    /// and after the omitted key (the second empty when none is omitted). Nil, without calling
+    /// `body`, when the values are a fetch's block: bind them by position with `value(at:)`.
+    @inline(__always)
+    func withBoundValues<R>(_ body: (UnsafeBufferPointer<DatabaseValue>, UnsafeBufferPointer<DatabaseValue>) throws -> R) rethrows -> R? {
+        try stored.withContiguousValues { all in
+            // `omitted` is a position in the record's layout, which has one name a value.
+            guard let omitted = shape.omitted else { return try body(all, UnsafeBufferPointer(rebasing: all[all.count...])) }
+            return try body(UnsafeBufferPointer(rebasing: all[..<omitted]), UnsafeBufferPointer(rebasing: all[(omitted + 1)...]))
+        }
+    }
 }

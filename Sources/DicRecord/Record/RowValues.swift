@@ -67,6 +67,16 @@ struct RowValues: RandomAccessCollection, Sendable {
         return invalidTexts[Int(start) &+ position]
     }
 
+    /// `body` given the values as one buffer, read in place, when they are an array (not a
+    /// fetch's block); nil, without calling `body`, otherwise.
+    @inline(__always)
+    func withContiguousValues<R>(_ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R) rethrows -> R? {
+        guard storage.isArray else { return nil }
+        return try storage.values.withUnsafeBufferPointer { all in
+            try body(UnsafeBufferPointer(rebasing: all[Int(start) ..< Int(start) + Int(length)]))
+        }
+    }
+
     /// The values as an array: the storage's own (shared, no copy) when the view covers all of
     /// it, else a copy.
     var array: [DatabaseValue] {

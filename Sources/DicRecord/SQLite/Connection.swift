@@ -337,6 +337,14 @@ public final class Connection: @unchecked Sendable {
                         described: { (0..<count).map(value) })
     }
 
+    /// `runPrepared` with the values of two runs of stored values (a record's, its omitted key
+    /// between them), read where they are: no call and no copy a value.
+    func runPrepared(_ statement: Statement, _ first: UnsafeBufferPointer<DatabaseValue>,
+                     _ second: UnsafeBufferPointer<DatabaseValue>) throws -> Int {
+        try runPrepared(statement, bind: { try statement.bind(first, second, configName: configName) },
+                        described: { Array(first) + Array(second) })
+    }
+
     /// Binds (`bind`), runs to completion and resets `statement`; `described` gives the values
     /// bound, for an error or a trace only.
     @inline(__always)

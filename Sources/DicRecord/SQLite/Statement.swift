@@ -218,6 +218,15 @@ final class Statement {
         for i in 0..<count { try bind(value(i), at: Int32(i + 1), configName: configName) }
     }
 
+    /// Binds `first` then `second` to the parameters in order.
+    func bind(_ first: UnsafeBufferPointer<DatabaseValue>, _ second: UnsafeBufferPointer<DatabaseValue>,
+              configName: String) throws {
+        try checkCount(first.count + second.count, configName: configName)
+        for i in first.indices { try bind(first[i], at: Int32(i + 1), configName: configName) }
+        let offset = first.count + 1
+        for i in second.indices { try bind(second[i], at: Int32(offset + i), configName: configName) }
+    }
+
     private func checkCount(_ count: Int, configName: String) throws {
         guard count != Int(parameterCount) else { return }
         throw DicRecordError(.argumentCount,
