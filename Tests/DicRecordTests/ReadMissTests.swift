@@ -248,6 +248,32 @@ struct ReadMissTests {
         }
     }
 
+    /// A record saved elsewhere (a copy to another table, a model inserted from a fetched row)
+    /// writes a non-UTF-8 TEXT value's own bytes, not the replacement characters it reads as.
+    @Test func savingAFetchedRecordWritesANonUTF8ColumnsBytes() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table a(id integer primary key, s text, n int)")
+            try t.db.update("create table b(id integer primary key, s text, n int)")
+            try t.db.update("insert into a values (1, cast(x'FFFE41' as text), 0), (2, cast(x'C328' as text), 0)")
+            let rows = try t.db.find("select * from a order by id")
+            // Unwritten (a fetch block, bound by position) and written (an array of its own, bound in place).
+            rows[1].n = 5
+            for row in rows { row.remove("id") }
+            #expect(try t.db.batchSave("b", rows) == [1, 1])
+            let copied = try t.db.query("select hex(s) || ',' || typeof(s) || ',' || n from b order by id", as: String.self)
+            #expect(copied == ["FFFE41,text,0", "C328,text,5"])
+            // A model inserted from a fetched row (its key cleared) writes the bytes too.
+            t.context.register(RawText.self)
+            try t.db.update("insert into raw_text(id, bytes, text, n) values (1, cast(x'FFFE41' as text), cast(x'C328' as text), 0)")
+            let model = try #require(try RawText.dao.findById(1))
+            model.id = nil
+            model.n = 7
+            #expect(try model.save())
+            let saved = try t.db.query("select hex(bytes) || ',' || hex(text) || ',' || n from raw_text order by id", as: String.self)
+            #expect(saved == ["FFFE41,C328,0", "FFFE41,C328,7"])
+        }
+    }
+
     // MARK: Point 11
 
     /// Logging is the application's to set up: no file of the library bootstraps swift-log.

@@ -74,8 +74,9 @@ extension Db {
                         guard row.shape.hasColumns(of: first) else { break }
                     }
                     let shape = row.shape
-                    counts.append(try row.withBoundValues { try connection.runPrepared(statement, $0, $1) }
-                        ?? connection.runPrepared(statement, count: row.count, row.value(at:)))
+                    let rawTexts = row.rawTexts
+                    counts.append(try row.withBoundValues { try connection.runPrepared(statement, $0, $1, rawTexts: rawTexts) }
+                        ?? connection.runPrepared(statement, count: row.count, row.value(at:), rawTexts: rawTexts))
                     // The row's view of the values ends here: writing the key back then finds
                     // them unshared and copies nothing.
                     _ = consume row

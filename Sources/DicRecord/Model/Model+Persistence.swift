@@ -31,8 +31,9 @@ extension Model {
             let shape = row.shape
             let sql = schema.insertSQL(for: row, last: last)
             let changed = try connection.withStatement(sql, .none, bind: false) { statement in
-                try row.withBoundValues { try connection.runPrepared(statement, $0, $1) }
-                    ?? connection.runPrepared(statement, count: row.count, row.value(at:))
+                let rawTexts = row.rawTexts
+                return try row.withBoundValues { try connection.runPrepared(statement, $0, $1, rawTexts: rawTexts) }
+                    ?? connection.runPrepared(statement, count: row.count, row.value(at:), rawTexts: rawTexts)
             }
             // The row's view of the values ends here: writing the key back then copies nothing.
             _ = consume row

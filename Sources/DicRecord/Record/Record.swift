@@ -1097,6 +1097,18 @@ struct InsertRow: Sendable {
     /// The values bound, as an array (for an engine that takes one).
     var values: [DatabaseValue] { (0..<count).map(value(at:)) }
 
+    /// The stored bytes of the bound TEXT values that are not UTF-8, by parameter (0-based): bound
+    /// in place of their values (which hold U+FFFD replacements), so a copy writes what was read.
+    /// Nil when there is none.
+    var rawTexts: [Int: Data]? {
+        guard let stored = stored.invalidTexts else { return nil }
+        var bound: [Int: Data] = [:]
+        for (position, bytes) in stored where position != shape.omitted {
+            bound[shape.omitted.map { position > $0 ? position - 1 : position } ?? position] = bytes
+        }
+        return bound.isEmpty ? nil : bound
+    }
+
     /// `body` given the values bound, read in place: the record's own array as two runs, before
     /// and after the omitted key (the second empty when none is omitted). Nil, without calling
     /// `body`, when the values are a fetch's block: bind them by position with `value(at:)`.

@@ -67,6 +67,17 @@ struct RowValues: RandomAccessCollection, Sendable {
         return invalidTexts[Int(start) &+ position]
     }
 
+    /// The stored bytes of every TEXT value that is not UTF-8, by position; nil when there is
+    /// none (as almost always).
+    var invalidTexts: [Int: Data]? {
+        guard let all = storage.invalidTexts else { return nil }
+        var mine: [Int: Data] = [:]
+        for (index, bytes) in all where index >= Int(start) && index < Int(start) + Int(length) {
+            mine[index - Int(start)] = bytes
+        }
+        return mine.isEmpty ? nil : mine
+    }
+
     /// `body` given the values as one buffer, read in place, when they are an array (not a
     /// fetch's block); nil, without calling `body`, otherwise.
     @inline(__always)

@@ -89,7 +89,12 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     /// The pending changes when each savepoint began, innermost last.
     private var savepoints: [(name: String, region: ChangedRegion, rows: ChangedRows)] = []
     /// Committed and not yet handed over (the commit hook runs before the commit is durable).
-    private var committed: [(ChangedRegion, ChangedRows)] = []
+    private var committed: [(ChangedRegion, ChangedRows)] = [] {
+        didSet { hasCommittedEntries.store(!committed.isEmpty, ordering: .relaxed) }
+    }
+    /// `!committed.isEmpty`, read after every statement: an atomic, not the array itself (the
+    /// runtime's exclusivity check of the array cost more than the rest of that look).
+    private let hasCommittedEntries = Atomic<Bool>(false)
     /// Where committed changes go; nil while nobody observes (then nothing is recorded). Boxed in
     /// a class: a closure read back out of a Mutex through a generic `inout` was re-wrapped in a
     /// reabstraction thunk and written back on every read, a chain that grew by one per commit.
@@ -179,15 +184,16 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     /// midway: an observer asked once too often only finds the same result). Recorded whether
     /// or not anyone observes yet: an observer that starts inside a transaction must hear of
     /// what the transaction wrote before it started.
-    func willRun(_ effects: StatementEffects) {
-        if effects.serial != 0, effects.serial == mergedSerial { return }
-        pending.formUnion(effects.written)
-        mergedSerial = effects.serial
+    func willRun(_ tracked: TrackedEffects) {
+        // Read in place (a copy of the effects costs more than the merge it skips).
+        if tracked.value.serial != 0, tracked.value.serial == mergedSerial { return }
+        pending.formUnion(tracked.value.written)
+        mergedSerial = tracked.value.serial
     }
 
     /// A statement with these effects ran to completion: savepoints begin, end or roll back.
-    func didRun(_ effects: StatementEffects) {
-        guard let savepoint = effects.savepoint else { return }
+    func didRun(_ tracked: TrackedEffects) {
+        guard let savepoint = tracked.value.savepoint else { return }
         switch savepoint.operation {
         case "BEGIN":
             savepoints.append((savepoint.name, pending, pendingRows))
@@ -240,7 +246,7 @@ final class ChangeTracker: @unchecked Sendable {   // one thread at a time: the 
     /// Hands the commits made so far to the listener: called once the statement that committed
     /// has returned (the commit is durable then).
     func deliverCommitted() {
-        guard !committed.isEmpty else { return }
+        guard hasCommittedEntries.load(ordering: .relaxed) else { return }
         let done = committed
         committed.removeAll()
         guard let listener = listener.withLock({ $0 }) else { return }

@@ -23,7 +23,12 @@ public final class Connection: @unchecked Sendable {
     let tracer: SqlTracer
     /// Seconds SQLite waits for another connection's lock before giving up (named in `.busy` errors).
     let busyTimeout: Double
-    private var cache: StatementCache
+    /// (The runtime's exclusivity check, which cost a sixth of a statement's own work, is off: it
+    /// only sees overlapping accesses on one thread, and none can overlap, the cache's methods
+    /// calling nothing back into Swift (finalizing a statement does not). Only the connection's
+    /// one holder at a time, its pool's lease, touches it: ConcurrencyStressTests and
+    /// StopWhileInUseTests, run under ThreadSanitizer by .ci/run, fail if two threads ever do.)
+    @exclusivity(unchecked) private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
     package var transactionDepth = 0
     /// What the layers above changed in memory inside this connection's transactions, to put back
@@ -235,7 +240,7 @@ public final class Connection: @unchecked Sendable {
             // After the reset: an autocommit write not stepped to its end (RETURNING read once) commits there.
             changeTracker?.deliverCommitted()
         }
-        if let changeTracker, let effects = statement.effects { return try tracking(changeTracker, effects.value, statement, arguments, bind: bind, body) }
+        if let changeTracker, let effects = statement.effects { return try tracking(changeTracker, effects, statement, arguments, bind: bind, body) }
         guard bind else { return try body(statement) }
         try statement.bind(arguments, registry: registry, configName: configName)
         guard isTracing else { return try body(statement) }
@@ -250,7 +255,7 @@ public final class Connection: @unchecked Sendable {
     /// `withStatement`'s body for a statement that writes or ends a savepoint, on a writer whose
     /// changes are tracked: its writes count before it runs, its savepoint once it has run, and
     /// what a commit in it made durable goes to the observers after.
-    private func tracking<T>(_ tracker: ChangeTracker, _ effects: StatementEffects, _ statement: Statement, _ arguments: Arguments,
+    private func tracking<T>(_ tracker: ChangeTracker, _ effects: TrackedEffects, _ statement: Statement, _ arguments: Arguments,
                              bind: Bool, _ body: (Statement) throws -> T) throws -> T {
         tracker.willRun(effects)
         let wantsRows = tracker.isActive && tracker.wantsRows
@@ -331,17 +336,26 @@ public final class Connection: @unchecked Sendable {
 
     /// `runPrepared` with `count` values given by `value` (a record's stored values, read where
     /// they are: nothing copied into an array).
+    /// `rawTexts`: the bytes of TEXT values that are not UTF-8, by parameter (0-based), bound in
+    /// place of the values, which hold them with U+FFFD replacements.
     @inline(__always)
-    func runPrepared(_ statement: Statement, count: Int, _ value: (Int) -> DatabaseValue) throws -> Int {
-        try runPrepared(statement, bind: { try statement.bind(count: count, value, configName: configName) },
+    func runPrepared(_ statement: Statement, count: Int, _ value: (Int) -> DatabaseValue,
+                     rawTexts: [Int: Data]? = nil) throws -> Int {
+        try runPrepared(statement, bind: {
+                            try statement.bind(count: count, value, configName: configName)
+                            if let rawTexts { try statement.bindText(rawTexts, configName: configName) }
+                        },
                         described: { (0..<count).map(value) })
     }
 
     /// `runPrepared` with the values of two runs of stored values (a record's, its omitted key
-    /// between them), read where they are: no call and no copy a value.
+    /// between them), read where they are: no call and no copy a value. `rawTexts` as above.
     func runPrepared(_ statement: Statement, _ first: UnsafeBufferPointer<DatabaseValue>,
-                     _ second: UnsafeBufferPointer<DatabaseValue>) throws -> Int {
-        try runPrepared(statement, bind: { try statement.bind(first, second, configName: configName) },
+                     _ second: UnsafeBufferPointer<DatabaseValue>, rawTexts: [Int: Data]? = nil) throws -> Int {
+        try runPrepared(statement, bind: {
+                            try statement.bind(first, second, configName: configName)
+                            if let rawTexts { try statement.bindText(rawTexts, configName: configName) }
+                        },
                         described: { Array(first) + Array(second) })
     }
 

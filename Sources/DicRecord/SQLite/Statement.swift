@@ -227,6 +227,21 @@ final class Statement {
         for i in second.indices { try bind(second[i], at: Int32(offset + i), configName: configName) }
     }
 
+    /// Binds each of `texts` (bytes by 0-based parameter) as TEXT of exactly those bytes: a
+    /// value read back from TEXT that is not UTF-8 is written back as it was stored.
+    func bindText(_ texts: [Int: Data], configName: String) throws {
+        for (position, bytes) in texts {
+            let index = Int32(position + 1)
+            let code = bytes.withUnsafeBytes { buffer in
+                // A NULL pointer would bind NULL: no bytes bind an empty TEXT.
+                guard let base = buffer.baseAddress, buffer.count > 0 else { return sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT) }
+                return sqlite3_bind_text64(handle, index, base.assumingMemoryBound(to: CChar.self), UInt64(buffer.count),
+                                           SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
+            }
+            if code != SQLITE_OK { try check(code, nil, at: index, configName: configName) }
+        }
+    }
+
     private func checkCount(_ count: Int, configName: String) throws {
         guard count != Int(parameterCount) else { return }
         throw DicRecordError(.argumentCount,
