@@ -262,6 +262,15 @@ struct ReadMissTests {
             #expect(try t.db.batchSave("b", rows) == [1, 1])
             let copied = try t.db.query("select hex(s) || ',' || typeof(s) || ',' || n from b order by id", as: String.self)
             #expect(copied == ["FFFE41,text,0", "C328,text,5"])
+            // A NULL key left out of the INSERT, before and after the bad column; a bad column
+            // overwritten by the user writes the new text.
+            let keyFirst = try #require(try t.db.findFirst("select null as id, cast(x'FFFE41' as text) as s, 3 as n"))
+            let keyAfter = try #require(try t.db.findFirst("select cast(x'C328' as text) as s, null as id, 4 as n"))
+            let overwritten = try #require(try t.db.findFirst("select cast(x'C328' as text) as s, null as id, 6 as n"))
+            overwritten.s = "new"
+            #expect(try t.db.batchSave("b", [keyFirst, keyAfter, overwritten]) == [1, 1, 1])
+            let keyed = try t.db.query("select hex(s) || ',' || n from b where n in (3, 4, 6) order by n", as: String.self)
+            #expect(keyed == ["FFFE41,3", "C328,4", "6E6577,6"])
             // A model inserted from a fetched row (its key cleared) writes the bytes too.
             t.context.register(RawText.self)
             try t.db.update("insert into raw_text(id, bytes, text, n) values (1, cast(x'FFFE41' as text), cast(x'C328' as text), 0)")

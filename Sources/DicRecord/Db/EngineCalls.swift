@@ -163,7 +163,7 @@ extension Db {
                     let row = try record.insertSnapshot(key: key)
                     if !row.keyIsMissing { supplied = true }
                     var generated: DatabaseValue?
-                    let changes = try connection.execute(insert(row), .positional(row.values)) { columns, values in
+                    let changes = try connection.execute(insert(row), .positional(row.utf8Values(configName: configName))) { columns, values in
                         generated = generatedKey(columns, values)
                         return false
                     }.changes
@@ -175,6 +175,7 @@ extension Db {
             return counts
         }
         let rows = try records.indices.map { index in try item(index) { try records[index].insertSnapshot(key: key) } }
+        let values = try rows.indices.map { index in try item(index) { try rows[index].utf8Values(configName: configName) } }
         let statements = rows.map(insert)
         var generated = [DatabaseValue?](repeating: nil, count: records.count)
         var counts: [Int] = []
@@ -185,7 +186,7 @@ extension Db {
             while end < records.count && statements[end] == statements[start] { end += 1 }
             let sql = statements[start]
             do {
-                counts += try connection.executeBatch(sql, (start..<end).map { .positional(rows[$0].values) }) { index, columns, values in
+                counts += try connection.executeBatch(sql, (start..<end).map { .positional(values[$0]) }) { index, columns, values in
                     generated[start + index] = generatedKey(columns, values)
                 }
             } catch let failure as EngineBatchFailure {

@@ -1097,6 +1097,18 @@ struct InsertRow: Sendable {
     /// The values bound, as an array (for an engine that takes one).
     var values: [DatabaseValue] { (0..<count).map(value(at:)) }
 
+    /// `values`, for an engine whose TEXT is UTF-8 only: a value read from TEXT that is not UTF-8
+    /// throws, naming its column (its replacement characters would be written instead of it).
+    func utf8Values(configName: String?) throws -> [DatabaseValue] {
+        if let position = rawTexts?.keys.min() {
+            let name = names.indices.contains(position) ? names[position] : "#\(position + 1)"
+            throw DicRecordError(.unsupportedArgument,
+                "column \"\(name)\" holds TEXT that is not UTF-8 (read from SQLite); this engine stores UTF-8 text only and would change it: nothing was written (write it as Data, or fix the text)",
+                configName: configName)
+        }
+        return values
+    }
+
     /// The stored bytes of the bound TEXT values that are not UTF-8, by parameter (0-based): bound
     /// in place of their values (which hold U+FFFD replacements), so a copy writes what was read.
     /// Nil when there is none.

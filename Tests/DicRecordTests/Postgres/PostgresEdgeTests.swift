@@ -164,4 +164,33 @@ final class PgContact: Model {
             #expect(try db.queryInt("select count(*) where ? is null", nil) == 1)
         }
     }
+
+    /// A record read from SQLite with TEXT that is not UTF-8, saved to PostgreSQL (whose text is
+    /// UTF-8 only): refused, naming the column, with nothing written, alone or in a batch (it
+    /// wrote U+FFFD replacement characters before).
+    @Test func aNonUTF8TextFromSQLiteIsRefusedByPostgresNotReplaced() throws {
+        try withDatabase(engine: .postgres) { t in
+            try t.db.update("create table copied (id bigserial primary key, s text, n bigint)")
+            let lite = try DbContext.inMemory(configName: "lite")
+            try lite.start()
+            defer { lite.stop() }
+            let source = Db.use("lite")
+            try source.update("create table a (id integer primary key, s text, n int)")
+            try source.update("insert into a values (1, cast(x'FFFE41' as text), 1), (2, 'fine', 2)")
+            let rows = try source.find("select s, n from a order by id")
+            let error = try #require(throws: DicRecordError.self) { try t.db.save("copied", rows[0]) }
+            #expect(error.message.contains(#"column "s" holds TEXT that is not UTF-8"#))
+            let batch = try #require(throws: DicRecordError.self) { try t.db.batchSave("copied", [rows[1], rows[0]]) }
+            #expect(batch.message.contains(#"column "s" holds TEXT that is not UTF-8"#))
+            #expect(try t.db.queryInt("select count(*) from copied") == 0)
+            // As Data it is written, byte for byte.
+            try t.db.update("create table raw (id bigserial primary key, b bytea)")
+            let bytes: Data = try #require(rows[0].s)
+            #expect(try t.db.save("raw", try Record(["b": bytes])))
+            #expect(try t.db.queryString("select encode(b, 'hex') from raw") == "fffe41")
+            // The valid row alone goes through.
+            #expect(try t.db.save("copied", rows[1]))
+            #expect(try t.db.queryString("select s from copied") == "fine")
+        }
+    }
 }
