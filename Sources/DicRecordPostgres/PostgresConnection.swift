@@ -788,6 +788,10 @@ extension EncodedArguments {
     /// The values in `$n` order, checked against the statement's placeholders.
     func ordered(for placeholders: PostgresPlaceholders, sql: String, configName: String?) throws -> [DatabaseValue] {
         switch self {
+        case .stored(let stored):
+            // PostgreSQL's text is UTF-8: TEXT read from SQLite that is not would be changed.
+            return try EncodedArguments.positional(stored.utf8Values(sql: sql, configName: configName))
+                .ordered(for: placeholders, sql: sql, configName: configName)
         case .positional(let values):
             if placeholders.names != nil {
                 throw DicRecordError(.argumentCount, "the SQL has :name parameters but positional arguments were given", sql: sql, configName: configName)

@@ -283,6 +283,39 @@ struct ReadMissTests {
         }
     }
 
+    /// A key read as TEXT that is not UTF-8 finds its own row: update, delete and saveOrUpdate
+    /// bind its bytes, not the replacement characters it reads as (which are another row's key here).
+    @Test func aNonUTF8TextKeyFindsItsOwnRow() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table k(code text primary key, n int)")
+            // FF FE 41 reads as U+FFFD U+FFFD "A", which is the second row's key.
+            try t.db.update("insert into k values (cast(x'FFFE41' as text), 1), (cast(x'EFBFBDEFBFBD41' as text), 2)")
+            let bad = try #require(try t.db.findFirst("select * from k where n = 1"))
+            bad.n = 10
+            #expect(try t.db.update("k", bad, primaryKey: "code"))
+            let rows = { try t.db.query("select hex(code) || ',' || n from k order by n", as: String.self) }
+            #expect(try rows() == ["EFBFBDEFBFBD41,2", "FFFE41,10"])
+            #expect(try t.db.delete("k", bad, primaryKey: "code"))
+            #expect(try rows() == ["EFBFBDEFBFBD41,2"])
+
+            // A model: C3 28 reads as U+FFFD "(", the second row's key again.
+            t.context.register(KeyCountry.self)
+            try t.db.update(#"insert into "KeyCountry" values (cast(x'C328' as text), 'a'), (cast(x'EFBFBD28' as text), 'b')"#)
+            let countries = { try t.db.query(#"select hex(code) || ',' || name from "KeyCountry" order by name"#, as: String.self) }
+            let model = try #require(try KeyCountry.dao.findFirst(#"select * from "KeyCountry" where name = 'a'"#))
+            model.name = "a2"
+            #expect(try model.update())
+            #expect(try countries() == ["C328,a2", "EFBFBD28,b"])
+            // saveOrUpdate conflicts on the stored key: the row is updated, no second one made.
+            let again = try #require(try KeyCountry.dao.findFirst(#"select * from "KeyCountry" where name = 'a2'"#))
+            again.name = "a3"
+            #expect(try again.saveOrUpdate())
+            #expect(try countries() == ["C328,a3", "EFBFBD28,b"])
+            #expect(try again.delete())
+            #expect(try countries() == ["EFBFBD28,b"])
+        }
+    }
+
     // MARK: Point 11
 
     /// Logging is the application's to set up: no file of the library bootstraps swift-log.

@@ -97,21 +97,24 @@ extension Db {
     func updateRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
         let keys = SqlText.keyColumns(primaryKey)
         let keyValues = try keyValues(of: record, keys: keys, table: table)
-        let changes = try record.modifiedStoredColumns().filter { column in
+        let changes = try record.modifiedStoredColumnsWithBytes().filter { column in
             !keys.contains { RowLayout.sameColumn($0, column.name) }
         }
         guard !changes.isEmpty else { return false }
         let sql = "UPDATE \(SqlText.quote(table)) SET \(changes.map { "\(SqlText.quote($0.name)) = ?" }.joined(separator: ", ")) WHERE \(whereKeys(keys))"
+        var arguments = StoredValues()
+        for change in changes { arguments.append(change.name, change.value, bytes: change.bytes) }
+        arguments.append(contentsOf: keyValues)
         let context = try context()
         if let engine = try context.externalPool() {
             return try engine.write { connection in
-                let changed = try connection.execute(sql, .positional(changes.map(\.value) + keyValues), row: nil).changes
+                let changed = try connection.execute(sql, arguments.encoded, row: nil).changes
                 if changed > 0 { RollbackUndo.finishSave(record, key: nil, generated: nil, on: connection) }
                 return changed > 0
             }
         }
         return try context.pool().write { connection in
-            let changed = try connection.run(sql, .values(changes.map(\.value) + keyValues))
+            let changed = try connection.run(sql, .stored(arguments))
             // No row matched (deleted meanwhile?): the edits stay marked, not silently dropped.
             if changed > 0 {
                 RollbackUndo.finishSave(record, key: nil, generated: nil, on: connection)
@@ -123,7 +126,7 @@ extension Db {
     func deleteRecord(_ table: String, _ record: Record, primaryKey: String) throws -> Bool {
         let keys = SqlText.keyColumns(primaryKey)
         let values = try keyValues(of: record, keys: keys, table: table)
-        return try deleteByKeys(table, keys: keys, values: .values(values))
+        return try deleteByKeys(table, keys: keys, values: .stored(values))
     }
 
     func deleteByKeys(_ table: String, keys: [String], values: Arguments) throws -> Bool {
@@ -155,17 +158,21 @@ extension Db {
         keys.map { "\(SqlText.quote($0)) = ?" }.joined(separator: " AND ")
     }
 
-    private func keyValues(of record: Record, keys: [String], table: String) throws -> [DatabaseValue] {
+    /// The record's values of `keys`, as stored (TEXT that is not UTF-8 by its bytes: the
+    /// replacement characters would match another row, or none).
+    private func keyValues(of record: Record, keys: [String], table: String) throws -> StoredValues {
         guard !keys.isEmpty else {
             throw DicRecordError(.missingPrimaryKey, "no primary key column given for table '\(table)'", configName: configName)
         }
-        return try keys.map { key in
-            guard let value = record.storedValue(key), value != .null else {
+        var values = StoredValues()
+        for (key, stored) in zip(keys, record.storedValues(of: keys)) {
+            guard let stored, stored.value != .null else {
                 throw DicRecordError(.missingPrimaryKey,
                     "the record has no value for primary key column '\(key)' of table '\(table)'", configName: configName)
             }
-            return value
+            values.append(key, stored.value, bytes: stored.bytes)
         }
+        return values
     }
 
     // MARK: Batches (each in a transaction: `inTransaction`, Transactions.swift)

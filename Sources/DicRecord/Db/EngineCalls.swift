@@ -163,7 +163,7 @@ extension Db {
                     let row = try record.insertSnapshot(key: key)
                     if !row.keyIsMissing { supplied = true }
                     var generated: DatabaseValue?
-                    let changes = try connection.execute(insert(row), .positional(row.utf8Values(configName: configName))) { columns, values in
+                    let changes = try connection.execute(insert(row), .positional(row.storedValues.utf8Values(configName: configName))) { columns, values in
                         generated = generatedKey(columns, values)
                         return false
                     }.changes
@@ -175,7 +175,7 @@ extension Db {
             return counts
         }
         let rows = try records.indices.map { index in try item(index) { try records[index].insertSnapshot(key: key) } }
-        let values = try rows.indices.map { index in try item(index) { try rows[index].utf8Values(configName: configName) } }
+        let values = try rows.indices.map { index in try item(index) { try rows[index].storedValues.utf8Values(configName: configName) } }
         let statements = rows.map(insert)
         var generated = [DatabaseValue?](repeating: nil, count: records.count)
         var counts: [Int] = []

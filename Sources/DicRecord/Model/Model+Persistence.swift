@@ -91,19 +91,22 @@ extension Model {
         _ = try storage.modifiedStoredColumns()   // throws a value that could not be encoded
         // Names as SQLite compares them (`RowLayout.columnKey`).
         let modified = Set(storage.modifiedColumns.map(RowLayout.columnKey))
-        let supplied = storage.storedColumns.filter { column in
+        // As stored: a key read as TEXT that is not UTF-8 must find its row, not a new one.
+        let supplied = storage.storedColumnsWithBytes.filter { column in
             let isKey = schema.keyColumns.contains { RowLayout.sameColumn($0, column.name) }
             return modified.contains(RowLayout.columnKey(column.name)) || (isKey && column.value != .null)
-        }.map { ($0.name, $0.value) }
+        }
+        var arguments = StoredValues()
+        for column in supplied { arguments.append(column.name, column.value, bytes: column.bytes) }
         let hasIdColumn = schema.hasImplicitId || schema.column(named: "id") != nil
         let changed = try db.onWriter { connection -> Bool in
-            let names = Set(supplied.map { RowLayout.columnKey($0.0) })
+            let names = Set(supplied.map { RowLayout.columnKey($0.name) })
             let target = try Self.conflictTarget(schema, connection: connection, supplied: names)
-            var sql = SqlText.insert(into: table, columns: supplied.map(\.0))
+            var sql = SqlText.insert(into: table, columns: supplied.map(\.name))
             if let target {
                 let targetNames = Set(target.map(RowLayout.columnKey))
                 // An update keeps the row's creation stamp.
-                var updates = supplied.map(\.0).filter { name in
+                var updates = supplied.map(\.name).filter { name in
                     !targetNames.contains(RowLayout.columnKey(name)) && !(schema.createdAt.map { RowLayout.sameColumn($0.name, name) } ?? false)
                 }
                 if updates.isEmpty { updates = [target[0]] }
@@ -112,11 +115,11 @@ extension Model {
             }
             if hasIdColumn { sql += " RETURNING \"id\"" }
             var returned: DatabaseValue?
-            try connection.execute(sql, .positional(supplied.map(\.1))) { _, row in
+            try connection.execute(sql, arguments.encoded) { _, row in
                 returned = row[0]
                 return true
             }
-            if supplied.contains(where: { RowLayout.sameColumn($0.0, "id") && $0.1 != .null }) {
+            if supplied.contains(where: { RowLayout.sameColumn($0.name, "id") && $0.value != .null }) {
                 try connection.keysWereSupplied(table: table, key: "id")
             }
             RollbackUndo.finishSave(storage, key: "id", generated: returned == .null ? nil : returned, on: connection)

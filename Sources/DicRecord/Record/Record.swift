@@ -939,13 +939,32 @@ public final class Record: Sendable {
         lock.withLock { _ in layout.position(of: column).map { values[$0] } }
     }
 
+    /// The stored values of `columns` with the bytes of those that are TEXT but not UTF-8, under
+    /// one lock; nil for a column the record does not have.
+    func storedValues(of columns: [String]) -> [(value: DatabaseValue, bytes: Data?)?] {
+        lock.withLock { _ in
+            columns.map { column in layout.position(of: column).map { (values[$0], values.invalidText(at: $0)) } }
+        }
+    }
+
+    /// Every column with its stored value and the bytes of TEXT that is not UTF-8, in column order.
+    var storedColumnsWithBytes: [(name: String, value: DatabaseValue, bytes: Data?)] {
+        lock.withLock { _ in layout.names.indices.map { (layout.names[$0], values[$0], values.invalidText(at: $0)) } }
+    }
+
     /// Modified columns with their stored values, throwing the first encoding error.
     func modifiedStoredColumns() throws -> [(name: String, value: DatabaseValue)] {
+        try modifiedStoredColumnsWithBytes().map { ($0.name, $0.value) }
+    }
+
+    /// `modifiedStoredColumns` with the bytes of TEXT that is not UTF-8 (a column marked modified
+    /// again when the transaction that saved it rolled back still holds what was read).
+    func modifiedStoredColumnsWithBytes() throws -> [(name: String, value: DatabaseValue, bytes: Data?)] {
         try lock.withLock { _ in
             guard let cells else { return [] }
             return try cells.indices.filter { cells[$0].modified }.map { i in
                 if let error = cells[i].encodingError { throw error }
-                return (layout.names[i], values[i])
+                return (layout.names[i], values[i], values.invalidText(at: i))
             }
         }
     }
@@ -1097,17 +1116,9 @@ struct InsertRow: Sendable {
     /// The values bound, as an array (for an engine that takes one).
     var values: [DatabaseValue] { (0..<count).map(value(at:)) }
 
-    /// `values`, for an engine whose TEXT is UTF-8 only: a value read from TEXT that is not UTF-8
-    /// throws, naming its column (its replacement characters would be written instead of it).
-    func utf8Values(configName: String?) throws -> [DatabaseValue] {
-        if let position = rawTexts?.keys.min() {
-            let name = names.indices.contains(position) ? names[position] : "#\(position + 1)"
-            throw DicRecordError(.unsupportedArgument,
-                "column \"\(name)\" holds TEXT that is not UTF-8 (read from SQLite); this engine stores UTF-8 text only and would change it: nothing was written (write it as Data, or fix the text)",
-                configName: configName)
-        }
-        return values
-    }
+    /// The values bound with their columns and the bytes of TEXT that is not UTF-8 (for an engine
+    /// that takes an array).
+    var storedValues: StoredValues { StoredValues(values: values, columns: names, rawTexts: rawTexts) }
 
     /// The stored bytes of the bound TEXT values that are not UTF-8, by parameter (0-based): bound
     /// in place of their values (which hold U+FFFD replacements), so a copy writes what was read.

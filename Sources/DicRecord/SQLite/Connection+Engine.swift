@@ -12,6 +12,7 @@ extension Connection: EngineConnection {
         let bound: Arguments = switch arguments {
         case .positional(let values): .values(values)
         case .named(let values): .named(values.mapValues { $0 as DatabaseArgument })
+        case .stored(let stored): .stored(stored)
         }
         guard let row else { return ([], try run(sql, bound)) }
         return try withStatement(sql, bound) { statement in

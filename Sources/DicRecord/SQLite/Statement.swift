@@ -161,6 +161,9 @@ final class Statement {
         case .values(let values):
             try checkCount(values.count, configName: configName)
             for (offset, value) in values.enumerated() { try bind(value, at: Int32(offset + 1), configName: configName) }
+        case .stored(let stored):
+            try bind(.values(stored.values), registry: registry, configName: configName)
+            if !stored.rawTexts.isEmpty { try bindText(stored.rawTexts, configName: configName) }
         case .positional(let values):
             try checkCount(values.count, configName: configName)
             // In place for the common types (see `InlineArgument`); through the registry otherwise,
@@ -323,6 +326,8 @@ final class Statement {
         switch arguments {
         case .values(let values):
             return values
+        case .stored(let stored):
+            return stored.values
         case .positional(let values):
             return values.map { (try? registry.encode($0)) ?? .null }
         case .named(let values):

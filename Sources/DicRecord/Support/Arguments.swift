@@ -7,6 +7,9 @@ enum Arguments: Sendable {
     case named([String: DatabaseArgument])
     /// Values already encoded (the library's own INSERT/UPDATE): bound as they are.
     case values([DatabaseValue])
+    /// A record's stored values, with the bytes of TEXT that is not UTF-8 (its key in an UPDATE,
+    /// DELETE or upsert): bound as they were read.
+    case stored(StoredValues)
 
     static let none = Arguments.positional([])
 
@@ -15,6 +18,7 @@ enum Arguments: Sendable {
         case .positional(let values): values.isEmpty
         case .named(let values): values.isEmpty
         case .values(let values): values.isEmpty
+        case .stored(let stored): stored.values.isEmpty
         }
     }
 }
@@ -39,6 +43,8 @@ extension Arguments {
             return .named(encoded)
         case .values(let values):
             return .positional(values)
+        case .stored(let stored):
+            return stored.encoded
         }
     }
 }
@@ -48,4 +54,54 @@ package enum EncodedArguments: Sendable {
     case positional([DatabaseValue])
     /// By name, as given (`name` or `:name`).
     case named([String: DatabaseValue])
+    /// Positional values read from SQLite, some of them TEXT that is not UTF-8: bound by their
+    /// bytes (SQLite), or refused with `StoredValues.utf8Values` (an engine whose text is UTF-8 only).
+    case stored(StoredValues)
+}
+
+/// Stored values of named columns, bound as they were read. A TEXT value that is not UTF-8 is
+/// held with U+FFFD replacements, its bytes kept beside it (`rawTexts`): binding the value would
+/// write (or match) other text than the row holds.
+package struct StoredValues: Sendable {
+    package private(set) var values: [DatabaseValue] = []
+    /// Each value's column, for an error.
+    package private(set) var columns: [String] = []
+    /// The bytes of the values that are TEXT but not UTF-8, by position (0-based).
+    package private(set) var rawTexts: [Int: Data] = [:]
+
+    init() {}
+
+    init(values: [DatabaseValue], columns: [String], rawTexts: [Int: Data]?) {
+        self.values = values
+        self.columns = columns
+        self.rawTexts = rawTexts ?? [:]
+    }
+
+    mutating func append(_ column: String, _ value: DatabaseValue, bytes: Data?) {
+        if let bytes { rawTexts[values.count] = bytes }
+        values.append(value)
+        columns.append(column)
+    }
+
+    mutating func append(contentsOf other: StoredValues) {
+        for (position, bytes) in other.rawTexts { rawTexts[values.count + position] = bytes }
+        values += other.values
+        columns += other.columns
+    }
+
+    /// As an engine takes them: positional when every TEXT is UTF-8 (as almost always).
+    var encoded: EncodedArguments { rawTexts.isEmpty ? .positional(values) : .stored(self) }
+
+    /// The values, for an engine whose TEXT is UTF-8 only: a value read from TEXT that is not
+    /// UTF-8 throws, naming its column (its replacement characters would be written or matched
+    /// instead of it), and nothing is run.
+    package func utf8Values(sql: String? = nil, configName: String?) throws -> [DatabaseValue] {
+        if let position = rawTexts.keys.min() {
+            let name = columns.indices.contains(position) ? columns[position] : "#\(position + 1)"
+            throw DicRecordError(.unsupportedArgument,
+                "column \"\(name)\" holds TEXT that is not UTF-8 (read from SQLite); this engine stores UTF-8 text only and would change it: nothing was written (write it as Data, or fix the text)",
+                sql: sql, configName: configName)
+        }
+        return values
+    }
 }

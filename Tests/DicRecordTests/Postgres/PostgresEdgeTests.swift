@@ -191,6 +191,17 @@ final class PgContact: Model {
             // The valid row alone goes through.
             #expect(try t.db.save("copied", rows[1]))
             #expect(try t.db.queryString("select s from copied") == "fine")
+            // As a key of an UPDATE or DELETE it is refused too: its replacement characters
+            // would match another row, or none.
+            try t.db.update("create table keyed (s text primary key, n bigint)")
+            try t.db.update("insert into keyed values ('\u{FFFD}\u{FFFD}A', 1)")
+            let keyed = try #require(try source.findFirst("select s, n from a where id = 1"))
+            keyed.n = 5
+            let update = try #require(throws: DicRecordError.self) { try t.db.update("keyed", keyed, primaryKey: "s") }
+            #expect(update.message.contains(#"column "s" holds TEXT that is not UTF-8"#))
+            let delete = try #require(throws: DicRecordError.self) { try t.db.delete("keyed", keyed, primaryKey: "s") }
+            #expect(delete.message.contains(#"column "s" holds TEXT that is not UTF-8"#))
+            #expect(try t.db.query("select n from keyed", as: Int.self) == [1])
         }
     }
 }
