@@ -302,13 +302,18 @@ public struct Dao<M: Model>: Sendable {
         let map = schema.positions(in: layout)
         try schema.checkStoredValues(of: fetched.rows, map: map)
         let configName = configName
-        return fetched.rows.map { row in
+        // A loop over the concrete rows: `map` would step them through the generic collection's
+        // witnesses (this code is not specialized for `M`).
+        var models: [M] = []
+        models.reserveCapacity(fetched.rows.count)
+        for row in fetched.rows {
             // The model's schema is its map's.
             let model = ModelFactory.make(M.self, row: row, map: map)
             if let configName { model.boundConfig = configName }
             model.didLoad()
-            return model
+            models.append(model)
         }
+        return models
     }
 
     /// The model over a fetched row, after checking that every declared column's stored value
