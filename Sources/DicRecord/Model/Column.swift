@@ -61,8 +61,36 @@ public struct Column<Value>: ModelField {
     public static subscript<M: Model>(_enclosingInstance model: M,
                                       wrapped wrappedKeyPath: ReferenceWritableKeyPath<M, Value>,
                                       storage storageKeyPath: ReferenceWritableKeyPath<M, Column<Value>>) -> Value {
-        get { model.readColumn(storageKeyPath) }
-        set { model.writeColumn(storageKeyPath, newValue) }
+        // The column is found by where its wrapper lies in the model object (`Model.columnOffset`:
+        // the same in every instance of the class, however the wrapper was made). The key path
+        // is used only to reach the wrapper, which compiles to address arithmetic: its object is
+        // never made. (Handing the key path to a call, even on a slow path, would make it on
+        // every access: a runtime call, a retain and a release.)
+        @inline(__always) get {
+            let offset = withUnsafeMutablePointer(to: &model[keyPath: storageKeyPath]) { Model.columnOffset($0, in: model) }
+            // Copied out here: a closure reading it would carry the key path into the call.
+            let initialValue = model[keyPath: storageKeyPath].initialValue
+            if case .value(let value) = model.readColumn(offset: offset, initialValue: initialValue) {
+                return value
+            }
+            // The first access to this property of its class: which column it is is found once,
+            // by marking the wrapper and finding the mark with `Mirror`.
+            model[keyPath: storageKeyPath].probe = true
+            model.learnColumn(offset: offset)
+            model[keyPath: storageKeyPath].probe = false
+            if case .value(let value) = model.readColumn(offset: offset, initialValue: initialValue) {
+                return value
+            }
+            return initialValue
+        }
+        @inline(__always) set {
+            let offset = withUnsafeMutablePointer(to: &model[keyPath: storageKeyPath]) { Model.columnOffset($0, in: model) }
+            if model.writeColumn(offset: offset, newValue) { return }
+            model[keyPath: storageKeyPath].probe = true
+            model.learnColumn(offset: offset)
+            model[keyPath: storageKeyPath].probe = false
+            model.writeColumn(offset: offset, newValue)
+        }
     }
 
     func describe(name: String) -> FieldDescription {

@@ -371,82 +371,98 @@ extension ModelType {
     /// ```
     public static var dao: Dao<Self> { Dao(configName: nil) }
 
-    /// Reads a declared column (what `@Column` properties call).
+    /// Reads the declared column whose wrapper lies at `offset` (what `@Column` properties call);
+    /// `.unknownColumn` when this class has not met that property yet (`learnColumn`).
     @inlinable
-    func readColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
+    func readColumn<Value>(offset: Int, initialValue: Value) -> ColumnRead<Value> {
         // A model the dao fetched, still reading its row in place: the fetch's layout map gives
         // the position and the common types decode inline, with no record and no lock. (The
         // converters are asked first: with no call between loading the row and taking its
         // value, neither is retained. A registry replacing a built-in conversion reads generally.)
         let read: MapRead?
-        if !Converters.anyReplacesFastPathType.load(ordering: .relaxed), let inPlace = fetchedRead(ObjectIdentifier(key), as: Value.self) {
+        if !Converters.anyReplacesFastPathType.load(ordering: .relaxed), let inPlace = fetchedRead(offset: offset, as: Value.self) {
             switch inPlace {
             case .decoded(let value):
-                return value ?? self[keyPath: key].initialValue
+                return .value(value ?? initialValue)
             case .read(let mapRead):
                 read = mapRead
             }
         } else if let map = layoutMap, let storage = recordIfMade, storage.fastPathAllowed {
             // A fetched model whose record was made and nobody wrote.
-            read = map.storedValue(ObjectIdentifier(key), in: storage)
+            read = map.storedValue(offset: offset, in: storage)
         } else {
             read = nil
         }
         switch read {
         case .value(let stored)?:
             if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
-                return value ?? self[keyPath: key].initialValue
+                return .value(value ?? initialValue)
             }
         case .absent?:
-            return self[keyPath: key].initialValue
+            return .value(initialValue)
         case .miss?, nil:
             break
         }
-        return readColumnGenerally(key)
+        return readColumnGenerally(offset: offset, initialValue: initialValue)
+    }
+
+    /// Where `wrapper` (a `@Column` wrapper of `model`) lies in the model object, in bytes from
+    /// its start: the same for every instance of the class, and for no other property of it.
+    /// (Only the distance is kept; the pointer is never read through here.)
+    @inlinable @inline(__always)
+    static func columnOffset<Wrapper>(_ wrapper: UnsafeMutablePointer<Wrapper>, in model: AnyObject) -> Int {
+        UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque()).distance(to: UnsafeRawPointer(wrapper))
+    }
+
+    /// Finds which column the wrapper at `offset` is, while the caller has marked it (`probe`),
+    /// and keeps the answer for the class: every later access finds it by the offset.
+    @usableFromInline
+    func learnColumn(offset: Int) {
+        guard let field = FieldResolver.learn(offset: offset, on: self), case .column(let info) = field.description else { return }
+        if let schema = knownSchema ?? learnedSchema(), schema.slot(offset: offset) == nil { schema.remember(offset: offset, info) }
     }
 
     @usableFromInline
-    func readColumnGenerally<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> Value {
-        guard let column = columnInfo(key) else { return self[keyPath: key].initialValue }
+    func readColumnGenerally<Value>(offset: Int, initialValue: Value) -> ColumnRead<Value> {
+        guard let column = columnInfo(offset: offset) else { return .unknownColumn }
         if !column.isJSON, fastPathAllowed {
-            guard let stored = storedValue(of: column) else { return self[keyPath: key].initialValue }
+            guard let stored = storedValue(of: column) else { return .value(initialValue) }
             if case .value(let value) = Record.fastColumnDecode(stored, as: Value.self) {
-                return value ?? self[keyPath: key].initialValue
+                return .value(value ?? initialValue)
             }
         }
-        return readColumnSlowly(column, as: Value.self) ?? self[keyPath: key].initialValue
+        return .value(readColumnSlowly(column, as: Value.self) ?? initialValue)
     }
 
-    /// Writes a declared column (what `@Column` properties call).
-    @inlinable
-    func writeColumn<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>, _ value: Value) {
-        guard let column = columnInfo(key) else { return }
+    /// Writes the declared column whose wrapper lies at `offset` (what `@Column` properties
+    /// call); false, writing nothing, when this class has not met that property yet (`learnColumn`).
+    @inlinable @discardableResult
+    func writeColumn<Value>(offset: Int, _ value: Value) -> Bool {
+        guard let column = columnInfo(offset: offset) else { return false }
         writeColumn(column, value)
+        return true
     }
 
+    /// The column whose wrapper lies at `offset`, when this class has met that property: its
+    /// slot from the schema's table (a probe), where the resolver's table hashes the class and
+    /// offset. A new model learns its schema here if one was built, without building it (this
+    /// may run inside the model's own `init()`). Not for a column the schema stores as JSON:
+    /// the resolver's description, made later, may see a converter registered since, and every
+    /// write must encode as the first one did.
     @usableFromInline
-    func columnInfo<Value>(_ key: ReferenceWritableKeyPath<Self, Column<Value>>) -> ColumnInfo? {
-        // A key path this class has seen before: its slot, from the schema's table (a probe, where
-        // the resolver's table hashes the key path). A new model learns its schema here if one
-        // was built, without building it (this may run inside the model's own `init()`).
-        // Not for a column the schema stores as JSON: the resolver's description, made later, may
-        // see a converter registered since, and every write must encode as the first one did.
-        if let schema = knownSchema ?? learnedSchema(), let slot = schema.slot(for: ObjectIdentifier(key)),
+    func columnInfo(offset: Int) -> ColumnInfo? {
+        if let schema = knownSchema ?? learnedSchema(), let slot = schema.slot(offset: offset),
            slot >= 0, slot < schema.columns.count, !schema.columns[slot].isJSON {
             return schema.columns[slot]
         }
-        let field = FieldResolver.entry(key)?.field ?? FieldResolver.field(key, on: self)
-        guard let field, case .column(let info) = field.description else { return nil }
-        // Only key paths the resolver keeps by identity (a generic class's are new each time).
-        if let schema = knownSchema, FieldResolver.entry(key) != nil, schema.slot(for: ObjectIdentifier(key)) == nil {
-            schema.remember(ObjectIdentifier(key), info)
-        }
+        guard let field = FieldResolver.field(offset: offset, of: self), case .column(let info) = field.description else { return nil }
+        if let schema = knownSchema, schema.slot(offset: offset) == nil { schema.remember(offset: offset, info) }
         return info
     }
 }
 
 extension Model {
-    /// The stored value of the column property `key` in the fetched row, when the model still
+    /// The stored value of the column property whose wrapper lies at `offset` in the fetched row, when the model still
     /// reads it in place; nil otherwise.
     /// The row's storage and the map are used without being retained (4 atomic operations, a
     /// fifth of a read): this model holds both for the whole call, and a model is used by one
@@ -454,13 +470,13 @@ extension Model {
     /// An INTEGER or REAL of a fetch's block is decoded straight from its tag and payload (the
     /// same `BuiltInRules`, on a value that holds no object); any other value is handed back.
     @inlinable @inline(__always)
-    final func fetchedRead<Value>(_ key: ObjectIdentifier, as type: Value.Type) -> FetchedRead<Value>? {
+    final func fetchedRead<Value>(offset: Int, as type: Value.Type) -> FetchedRead<Value>? {
         // The row's fields are read one by one: a copy of the whole `RowValues` would retain its storage.
         guard let map = layoutMap.map(Unmanaged.passUnretained),
               let rowStorage = fetchedRow.map({ Unmanaged.passUnretained($0.storage) }),
               let start = fetchedRow?.start, let length = fetchedRow?.length else { return nil }
         return map._withUnsafeGuaranteedRef { map in
-            guard let slot = map.schema.slot(for: key), slot >= 0 else { return .read(.miss) }
+            guard let slot = map.schema.slot(offset: offset), slot >= 0 else { return .read(.miss) }
             let position = map.positions[slot]
             guard position >= 0 else { return .read(.absent) }
             return rowStorage._withUnsafeGuaranteedRef { storage in

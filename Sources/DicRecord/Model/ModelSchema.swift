@@ -31,15 +31,16 @@ final class ModelSchema: Sendable {
     /// The model class this schema describes.
     let modelType: ObjectIdentifier
 
-    /// Key paths of this class's column properties seen so far, with their slots (-1 for JSON
-    /// columns, which take the general path): a property read hashes the key path's address
-    /// into a small open-addressed table, one or two probes.
-    @usableFromInline let keySlots = Atomic<Unmanaged<KeySlots>>(Unmanaged.passRetained(KeySlots([])))
-    private let keySlotHistory = Guarded<[KeySlots]>([])
+    /// The column properties of this class met so far, by where their wrappers lie in the model
+    /// object (`Model.columnOffset`), with their slots (-1 for JSON columns, which take the
+    /// general path): a property read hashes the offset into a small open-addressed table, one
+    /// or two probes.
+    @usableFromInline let offsetSlots = Atomic<Unmanaged<KeySlots>>(Unmanaged.passRetained(KeySlots([])))
+    private let offsetSlotHistory = Guarded<[KeySlots]>([])
 
-    /// An immutable table from a key path's address to its column slot: linear probing in a
-    /// power-of-two array at most a quarter full (a key of 0 marks an empty entry; no object
-    /// lives at address 0).
+    /// An immutable table from a wrapper's offset to its column slot: linear probing in a
+    /// power-of-two array at most a quarter full (a key of 0 marks an empty entry; no wrapper
+    /// lies at offset 0, where the object's header is).
     @usableFromInline
     final class KeySlots: Sendable {
         @usableFromInline
@@ -51,15 +52,15 @@ final class ModelSchema: Sendable {
         /// `entries.count - 1`.
         @usableFromInline let mask: Int
         /// The pairs, in the order they were seen.
-        let pairs: [(key: ObjectIdentifier, slot: Int)]
+        let pairs: [(key: UInt, slot: Int)]
 
-        init(_ pairs: [(key: ObjectIdentifier, slot: Int)]) {
+        init(_ pairs: [(key: UInt, slot: Int)]) {
             self.pairs = pairs
             var capacity = 8
             while capacity < pairs.count * 4 { capacity *= 2 }
             var entries = [Entry](repeating: Entry(key: 0, slot: 0), count: capacity)
             for pair in pairs {
-                let key = UInt(bitPattern: pair.key)
+                let key = pair.key
                 var index = KeySlots.start(key, mask: capacity - 1)
                 while entries[index].key != 0 { index = (index &+ 1) & (capacity - 1) }
                 entries[index] = Entry(key: key, slot: pair.slot)
@@ -68,26 +69,29 @@ final class ModelSchema: Sendable {
             self.mask = capacity - 1
         }
 
-        /// Where the probe for `key` starts (Fibonacci hashing of the address).
+        /// The slot of `key`; nil when it is not in the table.
+        @inlinable @inline(__always)
+        func slot(_ key: UInt) -> Int? {
+            var index = KeySlots.start(key, mask: mask)
+            while true {
+                let entry = entries[index]
+                if entry.key == key { return entry.slot }
+                if entry.key == 0 { return nil }
+                index = (index &+ 1) & mask
+            }
+        }
+
+        /// Where the probe for `key` starts (Fibonacci hashing).
         @inlinable @inline(__always)
         static func start(_ key: UInt, mask: Int) -> Int {
             Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
         }
     }
 
-    /// The slot of the column property whose storage key path is `key`; nil when not seen yet.
+    /// The slot of the column property whose wrapper lies at `offset`; nil when not met yet.
     @inlinable @inline(__always)
-    func slot(for key: ObjectIdentifier) -> Int? {
-        keySlots.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
-            let address = UInt(bitPattern: key)
-            var index = KeySlots.start(address, mask: table.mask)
-            while true {
-                let entry = table.entries[index]
-                if entry.key == address { return entry.slot }
-                if entry.key == 0 { return nil }
-                index = (index &+ 1) & table.mask
-            }
-        }
+    func slot(offset: Int) -> Int? {
+        offsetSlots.load(ordering: .acquiring)._withUnsafeGuaranteedRef { $0.slot(UInt(bitPattern: offset)) }
     }
 
     /// The context this model class last resolved to: in which registry, under which config
@@ -117,13 +121,13 @@ final class ModelSchema: Sendable {
         return context
     }
 
-    func remember(_ key: ObjectIdentifier, _ column: ColumnInfo) {
-        keySlotHistory.withLock { history in
-            let current = keySlots.load(ordering: .acquiring).takeUnretainedValue()
-            guard !current.pairs.contains(where: { $0.key == key }) else { return }
-            let next = KeySlots(current.pairs + [(key, column.isJSON ? -1 : column.slot)])
+    func remember(offset: Int, _ column: ColumnInfo) {
+        offsetSlotHistory.withLock { history in
+            let current = offsetSlots.load(ordering: .acquiring).takeUnretainedValue()
+            guard !current.pairs.contains(where: { $0.key == UInt(bitPattern: offset) }) else { return }
+            let next = KeySlots(current.pairs + [(UInt(bitPattern: offset), column.isJSON ? -1 : column.slot)])
             history.append(next)
-            keySlots.store(Unmanaged.passUnretained(next), ordering: .releasing)
+            offsetSlots.store(Unmanaged.passUnretained(next), ordering: .releasing)
         }
     }
 
@@ -381,11 +385,11 @@ final class LayoutMap: Sendable {
         self.positions = positions
     }
 
-    /// The stored value of the column property `key` in `record`, when this map applies to it
+    /// The stored value of the column property whose wrapper lies at `offset` in `record`, when this map applies to it
     /// (the record is unwritten, the key is known and not a JSON column); `.miss` otherwise.
     @inlinable @inline(__always)
-    func storedValue(_ key: ObjectIdentifier, in record: Record) -> MapRead {
-        guard !record.isMutated, record.baseLayout === layout, let slot = schema.slot(for: key), slot >= 0 else { return .miss }
+    func storedValue(offset: Int, in record: Record) -> MapRead {
+        guard !record.isMutated, record.baseLayout === layout, let slot = schema.slot(offset: offset), slot >= 0 else { return .miss }
         let position = positions[slot]
         return position >= 0 ? .value(record.baseValues[position]) : .absent
     }
@@ -398,6 +402,13 @@ final class LayoutMap: Sendable {
 
     @usableFromInline
     var registryAllowsFastPath: Bool { layout.registry.fastPathEnabled }
+}
+
+/// A `@Column` read: the value, or that the class has not met the property yet.
+@usableFromInline
+enum ColumnRead<Value> {
+    case value(Value)
+    case unknownColumn
 }
 
 /// A fetched model's read in place: the value, decoded on the way, or what the row holds.
@@ -435,12 +446,22 @@ enum FieldResolver {
 
     private final class Table: Sendable {
         let entries: [ObjectIdentifier: Entry]
-        init(_ entries: [ObjectIdentifier: Entry]) { self.entries = entries }
+        /// `@Column` fields by model class and wrapper offset (`Model.columnOffset`).
+        let columns: [ColumnKey: Field]
+        init(_ entries: [ObjectIdentifier: Entry], columns: [ColumnKey: Field]) {
+            self.entries = entries
+            self.columns = columns
+        }
+    }
+
+    struct ColumnKey: Hashable {
+        let type: ObjectIdentifier
+        let offset: Int
     }
 
     /// An immutable table read without a lock; additions publish a new one and keep the old ones
     /// alive (`history`), so a reader never needs to retain what it loaded.
-    private static let current = Atomic<Unmanaged<Table>>(Unmanaged.passRetained(Table([:])))
+    private static let current = Atomic<Unmanaged<Table>>(Unmanaged.passRetained(Table([:], columns: [:])))
     private static let history = Guarded<[Table]>([])
 
     static func entry(_ key: AnyKeyPath) -> Entry? {
@@ -469,13 +490,39 @@ enum FieldResolver {
     /// Records that `key` (a wrapped property's key path) is `field`.
     static func add(_ key: AnyKeyPath, _ field: Field) {
         history.withLock { history in
-            var entries = current.load(ordering: .acquiring).takeUnretainedValue().entries
-            guard entries[ObjectIdentifier(key)] == nil else { return }
+            let table = current.load(ordering: .acquiring).takeUnretainedValue()
+            guard table.entries[ObjectIdentifier(key)] == nil else { return }
+            var entries = table.entries
             entries[ObjectIdentifier(key)] = Entry(keyPath: key, field: field)
-            let next = Table(entries)
-            history.append(next)
-            current.store(Unmanaged.passUnretained(next), ordering: .releasing)
+            publish(Table(entries, columns: table.columns), in: &history)
         }
+    }
+
+    /// The `@Column` field whose wrapper lies at `offset` in `model`'s class, when it was learned.
+    static func field(offset: Int, of model: Model) -> Field? {
+        current.load(ordering: .acquiring).takeUnretainedValue().columns[ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)]
+    }
+
+    /// Learns which `@Column` field of `model` lies at `offset`: its wrapper is marked (`probe`)
+    /// by the caller and found by `Mirror`. The first answer for the class is kept (a JSON
+    /// column's description, like a write's encoding, stays as first made).
+    static func learn(offset: Int, on model: Model) -> Field? {
+        let key = ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)
+        guard let found = fields(of: model, probing: true).first else { return nil }
+        return history.withLock { history in
+            let table = current.load(ordering: .acquiring).takeUnretainedValue()
+            if let kept = table.columns[key] { return kept }
+            var columns = table.columns
+            columns[key] = found
+            publish(Table(table.entries, columns: columns), in: &history)
+            return found
+        }
+    }
+
+    /// Makes `table` the current one, keeping every earlier one alive (readers hold them unretained).
+    private static func publish(_ table: Table, in history: inout [Table]) {
+        history.append(table)
+        current.store(Unmanaged.passUnretained(table), ordering: .releasing)
     }
 
     /// The declared fields of `model`, base classes first, each column with its slot. With
