@@ -19,6 +19,15 @@ final class OffsetHelperMade: Model {
     static func made(_ value: Int) -> Column<Int> { Column(wrappedValue: value) }
 }
 
+extension OffsetHelperMade {
+    /// Where each wrapper lies, as the `@Column` accessors compute it.
+    var wrapperOffsets: [Int] {
+        [withUnsafeMutablePointer(to: &_a) { Model.columnOffset($0, in: self) },
+         withUnsafeMutablePointer(to: &_b) { Model.columnOffset($0, in: self) },
+         withUnsafeMutablePointer(to: &_c) { Model.columnOffset($0, in: self) }]
+    }
+}
+
 class OffsetBase: Model {
     @Column var code: String?
     @Column var rank: Int = 3
@@ -33,6 +42,22 @@ final class OffsetDerived: OffsetBase {
 // wrapper was made (`Model.columnOffset`).
 @Suite("Model columns found by their wrapper's place")
 struct ModelColumnOffsetTests {
+    /// The assumption the accessors rest on: a wrapper's offset is the same in every instance of
+    /// the class and differs between properties; it is what the schema learns for the column.
+    @Test func aWrappersOffsetIsTheSameInEveryInstanceAndItsOwn() throws {
+        let first = OffsetHelperMade(), second = OffsetHelperMade(b: 3)
+        let offsets = first.wrapperOffsets
+        #expect(second.wrapperOffsets == offsets)
+        #expect(Set(offsets).count == 3)
+        #expect(offsets.allSatisfy { $0 >= 16 && $0 < 4096 })
+        let schema = ModelSchema.of(OffsetHelperMade.self)
+        _ = first.a; first.b = 1; _ = first.c
+        for (offset, name) in zip(offsets, ["a", "b", "c"]) {
+            let slot = try #require(schema.slot(offset: offset))
+            #expect(schema.columns[slot].name == name)
+        }
+    }
+
     @Test func wrappersMadeByOneHelperOrCopiedStayTheirOwnColumns() throws {
         let x = OffsetHelperMade(a: 1)
         #expect(x.a == 1 && x.b == 0)
