@@ -118,7 +118,7 @@ struct FastWritePathTests {
         }
     }
 
-    /// A base class's key path written on base and subclass models: each class's own table answers.
+    /// A base class's column written on base and subclass models: each class's own table answers.
     @Test func aBaseKeyPathWrittenOnBothClassesLandsInItsColumn() throws {
         try withDatabase { t throws in
             t.context.register(WriteSub.self, WriteBase.self)

@@ -208,7 +208,7 @@ struct FetchedModelHookTests {
     }
 }
 
-/// Twenty-four columns: more key paths than a small slot table has entries, so the table grows
+/// Twenty-four columns: more offsets than a small slot table has entries, so the table grows
 /// and probes past collisions.
 final class WideInPlaceItem: Model {
     @Column var c0: Int = -0

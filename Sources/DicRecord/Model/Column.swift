@@ -100,7 +100,8 @@ public struct Column<Value>: ModelField {
 
 /// The property wrappers a model's schema is read from (through `Mirror`).
 protocol ModelField {
-    /// Set for an instant on the schema's prototype to find which property a key path is.
+    /// Set for an instant on the instance at hand to find which property a wrapper is (by its
+    /// offset for a column, by its key path for a reference).
     var probe: Bool { get set }
     func describe(name: String) -> FieldDescription
 }

@@ -152,7 +152,7 @@ final class ModelSchema: Sendable {
     static func existing(_ type: Model.Type) -> ModelSchema? {
         let key = ObjectIdentifier(type)
         // The schema asked for last, without the lock: a loop saving new models asks once per model.
-        // Unretained, as `keySlots`: a schema in `cache` is never removed, so it outlives every reader.
+        // Unretained, as `offsetSlots`: a schema in `cache` is never removed, so it outlives every reader.
         if let last = lastAsked.load(ordering: .acquiring) {
             let schema = last.takeUnretainedValue()
             if schema.modelType == key { return schema }
@@ -288,17 +288,20 @@ final class ModelSchema: Sendable {
         let fast = map.fastPathAllowed
         let tagChecks = ContiguousArray(checks.map { TagCheck(position: $0.position, kind: $0.kind) })
         let lastPosition = checks.map(\.position).max() ?? -1
-        for row in rows {
-            if fast {
-                if !row.storage.isArray {
-                    // Positions come from the map's layout, which every row of the fetch has.
-                    precondition(lastPosition < row.count, "column index out of range")
-                    if Self.tagsTake(row.storage, start: Int(row.start), tagChecks) { continue }
-                } else if Self.fastKindsTake(row, checks) {
-                    continue
+        // Read in place: a copy of each row would retain and release its block.
+        try rows.withUnsafeBufferPointer { rows in
+            for index in rows.indices {
+                if fast {
+                    if !rows[index].storage.isArray {
+                        // Positions come from the map's layout, which every row of the fetch has.
+                        precondition(lastPosition < rows[index].count, "column index out of range")
+                        if Self.tagsTake(rows[index].storage, start: Int(rows[index].start), tagChecks) { continue }
+                    } else if Self.fastKindsTake(rows[index], checks) {
+                        continue
+                    }
                 }
+                try checkStoredValues(of: Record(layout: map.layout, values: rows[index]), map: map)
             }
-            try checkStoredValues(of: Record(layout: map.layout, values: row), map: map)
         }
     }
 
@@ -326,7 +329,8 @@ final class ModelSchema: Sendable {
 
     @inline(__always)
     private static func tagsTake(_ storage: RowStorage, start: Int, _ checks: ContiguousArray<TagCheck>) -> Bool {
-        for check in checks {
+        for checkIndex in checks.indices {
+            let check = checks[checkIndex]
             let index = start &+ check.position
             let tag = storage.tags[index]
             if check.passing & (1 << tag.rawValue) != 0 { continue }
@@ -425,8 +429,9 @@ enum MapRead {
     case miss
 }
 
-/// Finds which declared field a property wrapper's key path is: the wrapper is marked on the
-/// instance at hand, found again by `Mirror`, and the answer is kept per key path. This needs no
+/// Finds which declared field a property wrapper is: the wrapper is marked on the instance at
+/// hand, found again by `Mirror`, and the answer is kept per key path (a reference) or per model
+/// class and wrapper offset (a column, `Model.columnOffset`). This needs no
 /// schema, so it works inside a model's own `init()`.
 enum FieldResolver {
     struct Field {
