@@ -283,6 +283,21 @@ struct ReadMissTests {
         }
     }
 
+    /// Two TEXT values that are not UTF-8 read as the same replacement characters: records, and
+    /// the rows live queries compare to drop duplicates, tell them apart by their bytes.
+    @Test func recordsWithDifferentNonUTF8TextsAreNotEqual() throws {
+        try withDatabase { t throws in
+            let ff = try #require(try t.db.findFirst("select cast(x'FF41' as text) as s"))
+            let fe = try #require(try t.db.findFirst("select cast(x'FE41' as text) as s"))
+            let again = try #require(try t.db.findFirst("select cast(x'FF41' as text) as s"))
+            #expect(ff != fe)
+            #expect(ff == again)
+            #expect(ff.storedRow != fe.storedRow)
+            #expect(ff.storedRow == again.storedRow)
+            #expect(try Record(["s": "\u{FFFD}A"]) != ff)
+        }
+    }
+
     /// A key read as TEXT that is not UTF-8 finds its own row: update, delete and saveOrUpdate
     /// bind its bytes, not the replacement characters it reads as (which are another row's key here).
     @Test func aNonUTF8TextKeyFindsItsOwnRow() throws {

@@ -3,16 +3,17 @@ import Foundation
 
 extension Record: Equatable, CustomStringConvertible {
     /// Records are equal when they have the same columns (case-insensitive, in any order)
-    /// with equal stored values.
+    /// with equal stored values (TEXT that is not UTF-8 compared by its bytes).
     /// ```swift
     /// try Record(["id": 1, "name": "Jack"]) == Record(["ID": 1, "name": "Jack"])   // true
     /// ```
     public static func == (lhs: Record, rhs: Record) -> Bool {
         if lhs === rhs { return true }
-        let left = lhs.storedColumns, right = rhs.storedColumns
-        guard left.count == right.count else { return false }
-        for column in left {
-            guard let other = rhs.storedValue(column.name), other == column.value else { return false }
+        let left = lhs.storedColumnsWithBytes
+        guard left.count == rhs.columnCount else { return false }
+        let right = rhs.storedValues(of: left.map(\.name))
+        for (column, other) in zip(left, right) {
+            guard let other, other.value == column.value, other.bytes == column.bytes else { return false }
         }
         return true
     }

@@ -927,11 +927,16 @@ public final class Record: Sendable {
     }
 
     /// The column names and stored values, read under one lock (live queries compare results by them).
-    var storedRow: StoredRow { lock.withLock { _ in StoredRow(names: layout.names, values: values.array) } }
+    var storedRow: StoredRow {
+        lock.withLock { _ in StoredRow(names: layout.names, values: values.array, invalidTexts: values.invalidTexts) }
+    }
 
     struct StoredRow: Equatable {
         let names: [String]
         let values: [DatabaseValue]
+        /// The bytes of TEXT values that are not UTF-8, by position: two such values read as the
+        /// same replacement characters, and differ only here.
+        let invalidTexts: [Int: Data]?
     }
 
     /// The stored value of `column`, or nil when there is no such column.
