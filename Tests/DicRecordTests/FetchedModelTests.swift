@@ -241,20 +241,27 @@ final class WideInPlaceItem: Model {
 @Suite("Model column slots")
 struct ModelColumnSlotTests {
     /// The offset → slot table (`ModelSchema.KeySlots`) finds every key it holds and no other,
-    /// at every size it grows through (collisions included).
+    /// at every size it grows through: offsets indexed directly (a JSON column's slot -1
+    /// included), and keys of 64 KiB or more, which it searches.
     @Test func theSlotTableFindsEveryKeyAndNoOther() {
-        let objects = (0..<300).map { _ in NSObject() }
-        let strangers = (0..<300).map { _ in NSObject() }
         for count in [0, 1, 2, 7, 8, 9, 33, 100, 300] {
-            let pairs = objects.prefix(count).enumerated().map { (key: UInt(bitPattern: ObjectIdentifier($1)), slot: $0 * 3 - 1) }
-            let table = ModelSchema.KeySlots(Array(pairs))
-            #expect(table.entries.count >= count * 4)
-            for pair in pairs {
-                #expect(table.slot(pair.key) == pair.slot)
+            // Wrapper-like offsets (16 and up, strides of 9 bytes), a few far ones among them.
+            let pairs: [(key: UInt, slot: Int)] = (0..<count).map { i -> (key: UInt, slot: Int) in
+                let key: UInt = i % 10 == 9 ? 65_536 + UInt(i) * 24 : 16 + UInt(i) * 9
+                return (key: key, slot: i % 7 == 3 ? -1 : i)
             }
-            for stranger in strangers { #expect(table.slot(UInt(bitPattern: ObjectIdentifier(stranger))) == nil) }
+            let table = ModelSchema.KeySlots(pairs)
+            for pair in pairs {
+                #expect(table.slot(pair.key) == pair.slot, "key \(pair.key) of \(count)")
+            }
+            let held = Set(pairs.map { $0.key })
+            let near: [UInt] = (0..<3_000).map { UInt($0) }
+            let far: [UInt] = (0..<300).map { 65_536 + UInt($0) * 24 + 8 } + [UInt.max, 1 << 40]
+            let strangers = near + far
+            for stranger in strangers where !held.contains(stranger) {
+                #expect(table.slot(stranger) == nil, "stranger \(stranger) of \(count)")
+            }
         }
-        withExtendedLifetime((objects, strangers)) {}
     }
 
     /// Every column of a wide fetched model reads its own value, first in place and then

@@ -33,58 +33,50 @@ final class ModelSchema: Sendable {
 
     /// The column properties of this class met so far, by where their wrappers lie in the model
     /// object (`Model.columnOffset`), with their slots (-1 for JSON columns, which take the
-    /// general path): a property read hashes the offset into a small open-addressed table, one
-    /// or two probes.
+    /// general path): a property read indexes a small array by the offset.
     @usableFromInline let offsetSlots = Atomic<Unmanaged<KeySlots>>(Unmanaged.passRetained(KeySlots([])))
     private let offsetSlotHistory = Guarded<[KeySlots]>([])
 
-    /// An immutable table from a wrapper's offset to its column slot: linear probing in a
-    /// power-of-two array at most a quarter full (a key of 0 marks an empty entry; no wrapper
-    /// lies at offset 0, where the object's header is).
+    /// An immutable table from a wrapper's offset to its column slot: an array indexed by the
+    /// offset itself (wrappers lie a few hundred bytes into their object), one bounds check and
+    /// one load a lookup. A key of 64 KiB or more (a model with that much stored before a column)
+    /// is searched in a short list instead.
     @usableFromInline
     final class KeySlots: Sendable {
-        @usableFromInline
-        struct Entry: Sendable {
-            @usableFromInline let key: UInt
-            @usableFromInline let slot: Int
-        }
-        @usableFromInline let entries: [Entry]
-        /// `entries.count - 1`.
-        @usableFromInline let mask: Int
+        /// For each key below its count: the slot + 2, or 0 when the key is not in the table.
+        @usableFromInline let direct: [Int32]
+        /// The pairs whose key is `directLimit` or more.
+        @usableFromInline let far: [(key: UInt, slot: Int)]
         /// The pairs, in the order they were seen.
         let pairs: [(key: UInt, slot: Int)]
 
+        static var directLimit: UInt { 1 << 16 }
+
         init(_ pairs: [(key: UInt, slot: Int)]) {
             self.pairs = pairs
-            var capacity = 8
-            while capacity < pairs.count * 4 { capacity *= 2 }
-            var entries = [Entry](repeating: Entry(key: 0, slot: 0), count: capacity)
-            for pair in pairs {
-                let key = pair.key
-                var index = KeySlots.start(key, mask: capacity - 1)
-                while entries[index].key != 0 { index = (index &+ 1) & (capacity - 1) }
-                entries[index] = Entry(key: key, slot: pair.slot)
+            // Slots are -1 (a JSON column) or a column's position: stored as 1 and up.
+            func isNear(_ pair: (key: UInt, slot: Int)) -> Bool {
+                pair.key < Self.directLimit && pair.slot >= -1 && pair.slot < Int(Int32.max) - 2
             }
-            self.entries = entries
-            self.mask = capacity - 1
+            var direct = [Int32](repeating: 0, count: Int(pairs.filter(isNear).map(\.key).max().map { $0 + 1 } ?? 0))
+            for pair in pairs where isNear(pair) { direct[Int(pair.key)] = Int32(pair.slot + 2) }
+            self.direct = direct
+            far = pairs.filter { !isNear($0) }
         }
 
         /// The slot of `key`; nil when it is not in the table.
         @inlinable @inline(__always)
         func slot(_ key: UInt) -> Int? {
-            var index = KeySlots.start(key, mask: mask)
-            while true {
-                let entry = entries[index]
-                if entry.key == key { return entry.slot }
-                if entry.key == 0 { return nil }
-                index = (index &+ 1) & mask
+            if key < UInt(bitPattern: direct.count) {
+                let stored = direct[Int(bitPattern: key)]
+                return stored == 0 ? nil : Int(stored) &- 2
             }
+            return far.isEmpty ? nil : farSlot(key)
         }
 
-        /// Where the probe for `key` starts (Fibonacci hashing).
-        @inlinable @inline(__always)
-        static func start(_ key: UInt, mask: Int) -> Int {
-            Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        @usableFromInline
+        func farSlot(_ key: UInt) -> Int? {
+            far.first { $0.key == key }?.slot
         }
     }
 

@@ -226,6 +226,12 @@ extension Record {
             guard case .value(let value) = fastDecode(stored, as: W.self) else { return .miss }
             return .value(unsafeBitCast(value, to: Value.self))
         }
+        // The plain types first: specialized for one of them, the comparisons fold away (an
+        // Optional's metadata, which the ones below compare with, is fetched at run time).
+        if Value.self == Int.self || Value.self == String.self || Value.self == Double.self || Value.self == Int64.self
+            || Value.self == Bool.self || Value.self == Date.self || Value.self == Data.self {
+            return fastDecode(stored, as: Value.self)
+        }
         if Value.self == Int?.self { return optional(Int.self) }
         if Value.self == String?.self { return optional(String.self) }
         if Value.self == Double?.self { return optional(Double.self) }
