@@ -170,7 +170,7 @@ extension Db {
                 throw DicRecordError(.missingPrimaryKey,
                     "the record has no value for primary key column '\(key)' of table '\(table)'", configName: configName)
             }
-            values.append(key, stored.value, bytes: stored.bytes)
+            values.append(key, stored)
         }
         return values
     }

@@ -117,12 +117,14 @@ extension Dao {
     /// ```
     public func preload<Target: Model>(_ reference: KeyPath<M, Target?>, in models: [M]) throws {
         let info = try referenceInfo(reference)
-        var keys: [DatabaseValue] = []
-        var seen = Set<DatabaseValue>()
+        // Keys as stored: TEXT that is not UTF-8 by its bytes, so that two such keys stay apart
+        // and each finds its own row (their replacement characters would find another, or none).
+        var keys: [StoredValue] = []
+        var seen = Set<StoredValue>()
         for model in models {
-            if let key = model.storage.storedValue(info.column.name), key != .null, seen.insert(key).inserted { keys.append(key) }
+            if let key = model.storage.storedValueWithBytes(info.column.name), key.value != .null, seen.insert(key).inserted { keys.append(key) }
         }
-        var found: [DatabaseValue: Target] = [:]
+        var found: [StoredValue: Target] = [:]
         let targets = Dao<Target>(configName: configName)
         let targetSchema = try targets.target().schema
         try targets.requireSingleKey(targetSchema, "preload")
@@ -130,15 +132,16 @@ extension Dao {
         // SQLite allows 32766 parameters; stay well below in case an old build allows 999.
         var start = 0
         while start < keys.count {
-            let chunk = Array(keys[start..<Swift.min(start + 900, keys.count)])
-            let sql = "SELECT * FROM \(SqlText.quote(targetSchema.tableName)) WHERE \(SqlText.quote(keyColumn)) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))"
-            for target in try targets.findModels(sql, .values(chunk)) {
-                if let key = target.storage.storedValue(keyColumn) { found[key] = target }
+            var chunk = StoredValues()
+            for key in keys[start..<Swift.min(start + 900, keys.count)] { chunk.append(info.column.name, key) }
+            let sql = "SELECT * FROM \(SqlText.quote(targetSchema.tableName)) WHERE \(SqlText.quote(keyColumn)) IN (\(Array(repeating: "?", count: chunk.values.count).joined(separator: ", ")))"
+            for target in try targets.findModels(sql, .stored(chunk)) {
+                if let key = target.storage.storedValueWithBytes(keyColumn) { found[key] = target }
             }
-            start += chunk.count
+            start += chunk.values.count
         }
         for model in models {
-            guard let key = model.storage.storedValue(info.column.name), key != .null else { continue }
+            guard let key = model.storage.storedValueWithBytes(info.column.name), key.value != .null else { continue }
             model.loadedReferences[info.name] = LoadedReference(key: key, model: found[key])
         }
     }

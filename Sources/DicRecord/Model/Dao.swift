@@ -110,6 +110,18 @@ public struct Dao<M: Model>: Sendable {
         return try make(record, schema: schema, map: nil)
     }
 
+    /// `findById` with a key as another model stored it (a reference's `column`): TEXT read that
+    /// is not UTF-8 is looked up by its bytes, not the replacement characters it reads as.
+    func findById(stored key: StoredValue, column: String) throws -> M? {
+        guard key.bytes != nil else { return try findById(key.value) }
+        let (db, schema) = try target()
+        try requireSingleKey(schema, "findById")
+        var arguments = StoredValues()
+        arguments.append(column, key)
+        guard let record = try db.findByKeys(schema.tableName, keys: [schema.keyColumns[0]], values: .stored(arguments), columns: "*") else { return nil }
+        return try make(record, schema: schema, map: nil)
+    }
+
     /// The models matching `condition`: `SELECT * FROM <table> WHERE <condition>` (every row when it is empty).
     /// ```swift
     /// let teens = try Student.dao.findByCondition("age between ? and ? order by name", 13, 19)

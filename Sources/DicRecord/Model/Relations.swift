@@ -50,7 +50,7 @@ public struct Reference<Target: Model>: ModelField {
         set {
             guard let info = model.referenceInfo(storageKeyPath, wrapped: wrappedKeyPath) else { return }
             model.storage.set(info.column.name, newValue?.id)
-            model.loadedReferences[info.name] = LoadedReference(key: model.storage.storedValue(info.column.name) ?? .null,
+            model.loadedReferences[info.name] = LoadedReference(key: model.storage.storedValueWithBytes(info.column.name) ?? StoredValue(.null),
                                                                 model: newValue)
         }
     }
@@ -126,9 +126,10 @@ final class ReferenceInfo: Sendable {
     }
 }
 
-/// A loaded reference and the key it was loaded for (a changed key loads again).
+/// A loaded reference and the key it was loaded for (a changed key loads again; TEXT that is not
+/// UTF-8 compared by its bytes, so a key changed to other text that reads the same does too).
 struct LoadedReference {
-    let key: DatabaseValue
+    let key: StoredValue
     let model: Model?
 }
 
@@ -144,9 +145,9 @@ extension Model {
 
     /// The referenced model: the one loaded for the current key, else one query.
     func loadReference<Target: Model>(_ info: ReferenceInfo, as type: Target.Type) throws -> Target? {
-        guard let key = storage.storedValue(info.column.name), key != .null else { return nil }
+        guard let key = storage.storedValueWithBytes(info.column.name), key.value != .null else { return nil }
         if let loaded = loadedReferences[info.name], loaded.key == key { return loaded.model as? Target }
-        let found = try Dao<Target>(configName: boundConfig).findById(key)
+        let found = try Dao<Target>(configName: boundConfig).findById(stored: key, column: info.column.name)
         loadedReferences[info.name] = LoadedReference(key: key, model: found)
         return found
     }

@@ -944,11 +944,17 @@ public final class Record: Sendable {
         lock.withLock { _ in layout.position(of: column).map { values[$0] } }
     }
 
+    /// The stored value of `column` with its bytes when it is TEXT but not UTF-8 (a key to look a
+    /// row up by), or nil when there is no such column.
+    func storedValueWithBytes(_ column: String) -> StoredValue? {
+        lock.withLock { _ in layout.position(of: column).map { StoredValue(values[$0], bytes: values.invalidText(at: $0)) } }
+    }
+
     /// The stored values of `columns` with the bytes of those that are TEXT but not UTF-8, under
     /// one lock; nil for a column the record does not have.
-    func storedValues(of columns: [String]) -> [(value: DatabaseValue, bytes: Data?)?] {
+    func storedValues(of columns: [String]) -> [StoredValue?] {
         lock.withLock { _ in
-            columns.map { column in layout.position(of: column).map { (values[$0], values.invalidText(at: $0)) } }
+            columns.map { column in layout.position(of: column).map { StoredValue(values[$0], bytes: values.invalidText(at: $0)) } }
         }
     }
 

@@ -8,7 +8,7 @@ enum Arguments: Sendable {
     /// Values already encoded (the library's own INSERT/UPDATE): bound as they are.
     case values([DatabaseValue])
     /// A record's stored values, with the bytes of TEXT that is not UTF-8 (its key in an UPDATE,
-    /// DELETE or upsert): bound as they were read.
+    /// DELETE or upsert, a key looked up): bound as they were read.
     case stored(StoredValues)
 
     static let none = Arguments.positional([])
@@ -59,6 +59,20 @@ package enum EncodedArguments: Sendable {
     case stored(StoredValues)
 }
 
+/// One stored value as it was read: TEXT that is not UTF-8 holds U+FFFD replacements, its bytes
+/// kept beside it. Two such values that read the same differ by their bytes, so a key compares
+/// and hashes by both (to look a row up, or to tell whether a key changed).
+struct StoredValue: Hashable, Sendable {
+    let value: DatabaseValue
+    /// The bytes when the value is TEXT that is not UTF-8; nil for every other value.
+    let bytes: Data?
+
+    init(_ value: DatabaseValue, bytes: Data? = nil) {
+        self.value = value
+        self.bytes = bytes
+    }
+}
+
 /// Stored values of named columns, bound as they were read. A TEXT value that is not UTF-8 is
 /// held with U+FFFD replacements, its bytes kept beside it (`rawTexts`): binding the value would
 /// write (or match) other text than the row holds.
@@ -83,6 +97,10 @@ package struct StoredValues: Sendable {
         columns.append(column)
     }
 
+    mutating func append(_ column: String, _ stored: StoredValue) {
+        append(column, stored.value, bytes: stored.bytes)
+    }
+
     mutating func append(contentsOf other: StoredValues) {
         for (position, bytes) in other.rawTexts { rawTexts[values.count + position] = bytes }
         values += other.values
@@ -93,13 +111,13 @@ package struct StoredValues: Sendable {
     var encoded: EncodedArguments { rawTexts.isEmpty ? .positional(values) : .stored(self) }
 
     /// The values, for an engine whose TEXT is UTF-8 only: a value read from TEXT that is not
-    /// UTF-8 throws, naming its column (its replacement characters would be written or matched
-    /// instead of it), and nothing is run.
+    /// UTF-8 throws, naming its column (its replacement characters would be written, or looked
+    /// up, instead of it), and nothing is run.
     package func utf8Values(sql: String? = nil, configName: String?) throws -> [DatabaseValue] {
         if let position = rawTexts.keys.min() {
             let name = columns.indices.contains(position) ? columns[position] : "#\(position + 1)"
             throw DicRecordError(.unsupportedArgument,
-                "column \"\(name)\" holds TEXT that is not UTF-8 (read from SQLite); this engine stores UTF-8 text only and would change it: nothing was written (write it as Data, or fix the text)",
+                "column \"\(name)\" holds TEXT that is not UTF-8 (read from SQLite); this engine's text is UTF-8 only, so it would write or match other text in its place: nothing was run (write it as Data, or fix the text)",
                 sql: sql, configName: configName)
         }
         return values

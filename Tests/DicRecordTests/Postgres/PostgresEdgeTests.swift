@@ -204,4 +204,26 @@ final class PgContact: Model {
             #expect(try t.db.query("select n from keyed", as: Int.self) == [1])
         }
     }
+
+    /// Models read from SQLite whose reference key is TEXT that is not UTF-8, looked up in
+    /// PostgreSQL: preload and a reference load refuse the key naming its column (they attached
+    /// the row keyed by its U+FFFD replacement characters before).
+    @Test func aNonUTF8ReferenceKeyFromSQLiteIsRefusedByPostgres() throws {
+        try withDatabase(engine: .postgres) { t in
+            try t.db.update(#"create table "BadKeyRegion"(id text primary key, name text)"#)
+            t.context.register(BadKeyRegion.self, BadKeyTown.self)
+            try t.db.update(#"insert into "BadKeyRegion" values ('\#u{FFFD}(', 'replacement')"#)
+            let lite = try DbContext.inMemory(configName: "lite")
+            try lite.start()
+            defer { lite.stop() }
+            // A model over a record read from SQLite (bound to no config: PostgreSQL's here).
+            let row = try #require(try Db.use("lite").findFirst("select 1 as id, 'in c3' as name, cast(x'C328' as text) as region_id"))
+            let town = BadKeyTown(record: row)
+            let preload = try #require(throws: DicRecordError.self) { try BadKeyTown.dao.preload(\.region, in: [town]) }
+            #expect(preload.message.contains(#"column "region_id" holds TEXT that is not UTF-8"#))
+            let load = try #require(throws: DicRecordError.self) { try town.load(\.region) }
+            #expect(load.message.contains(#"column "region_id" holds TEXT that is not UTF-8"#))
+            #expect(town.region == nil)
+        }
+    }
 }
