@@ -74,4 +74,13 @@ struct NonUTF8KeyTests {
             #expect(towns[0].region?.name == "replacement")
         }
     }
+
+    /// `@Children` finds the rows whose foreign key holds the parent's own stored id.
+    @Test func childrenOfANonUTF8IdAreItsOwn() throws {
+        try withDatabase { t throws in
+            try regionsAndTowns(t)
+            let regions = try BadKeyRegion.dao.find(#"select * from "BadKeyRegion" order by name"#)
+            #expect(regions.map { $0.streets.map(\.name) } == [["in c3"], ["in ff"], ["in replacement"]])
+        }
+    }
 }

@@ -99,10 +99,14 @@ public struct Children<Child: Model>: ModelField {
     public static subscript<M: Model>(_enclosingInstance model: M,
                                       wrapped wrappedKeyPath: KeyPath<M, [Child]>,
                                       storage storageKeyPath: ReferenceWritableKeyPath<M, Children<Child>>) -> [Child] {
-        guard let id = model.storage.storedValue("id"), id != .null else { return [] }
+        // The id as stored: TEXT that is not UTF-8 by its bytes (its replacement characters are
+        // another parent's id, or none).
+        guard let id = model.storage.storedValueWithBytes("id"), id.value != .null else { return [] }
+        var key = StoredValues()
+        key.append("id", id)
         let foreignKey = model[keyPath: storageKeyPath].foreignKey
         let dao = Dao<Child>(configName: model.boundConfig)
-        return (try? dao.find(condition: "\(SqlText.quote(foreignKey)) = ?", .values([id]))) ?? []
+        return (try? dao.find(condition: "\(SqlText.quote(foreignKey)) = ?", .stored(key))) ?? []
     }
 
     func describe(name: String) -> FieldDescription { .children }
