@@ -83,4 +83,36 @@ struct NonUTF8KeyTests {
             #expect(regions.map { $0.streets.map(\.name) } == [["in c3"], ["in ff"], ["in replacement"]])
         }
     }
+
+    /// Keyset paging cannot carry a next key that is TEXT but not UTF-8 (`nextKey` would hold its
+    /// replacement characters, and the next page would skip or repeat rows): it throws naming the
+    /// key column and the SQL. Selected as a BLOB, the key pages exactly.
+    @Test func keysetPagingRefusesANonUTF8NextKey() throws {
+        try withDatabase { t throws in
+            try t.db.update("create table k(code text primary key, n int)")
+            // In key order: 'a', 'b', C3 28, 'é' (C3 A9), EF BF BD 28, FF 28.
+            try t.db.update("""
+                insert into k values ('a', 1), ('b', 2), (cast(x'C328' as text), 3), ('é', 4),
+                                     (cast(x'EFBFBD28' as text), 5), (cast(x'FF28' as text), 6)
+                """)
+            let error = try #require(throws: DicRecordError.self) {
+                try t.db.paginate(after: nil, 3, "select *", "from k", key: "code")
+            }
+            #expect(error.kind == .unsupportedArgument)
+            #expect(error.message.contains(#"key column "code""#) && error.message.contains("not UTF-8"))
+            #expect(error.sql?.contains("from k") == true)
+            // A page ending on a valid key pages on as before.
+            let first = try t.db.paginate(after: nil, 2, "select *", "from k", key: "code")
+            #expect(first.nextKey == .text("b"))
+
+            var order: [Int] = []
+            var page = try t.db.paginate(after: nil, 2, "select cast(code as blob) as code, n", "from k", key: "code")
+            order += page.list.compactMap { $0.n }
+            while let next = page.nextKey {
+                page = try t.db.paginate(after: next, 2, "select cast(code as blob) as code, n", "from k", key: "code")
+                order += page.list.compactMap { $0.n }
+            }
+            #expect(order == [1, 2, 3, 4, 5, 6])
+        }
+    }
 }

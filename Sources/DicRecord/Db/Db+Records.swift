@@ -280,10 +280,17 @@ extension Db {
         var rows = try fetch(sql, .positional(args))
         guard rows.count > pageSize else { return KeysetPage(list: rows, nextKey: nil) }
         rows.removeLast()
-        guard let last = rows.last?.storedValue(keyColumn) else {
+        guard let last = rows.last?.storedValueWithBytes(keyColumn) else {
             throw DicRecordError(.missingColumn, "the key column '\(keyColumn)' is not in the selected columns", sql: sql, configName: configName)
         }
-        return KeysetPage(list: rows, nextKey: last)
+        // `nextKey` (a DatabaseValue) would hold such TEXT as its replacement characters, which
+        // sort elsewhere: the next page would skip or repeat rows.
+        guard last.bytes == nil else {
+            throw DicRecordError(.unsupportedArgument,
+                "the key column \"\(keyColumn)\" of the page's last row holds TEXT that is not UTF-8 (read from SQLite): as a next key it reads as U+FFFD replacement characters and would misplace the next page, so no page was returned (page by number, or select the key as a BLOB: CAST(\(keyColumn) AS BLOB) AS \(keyColumn))",
+                sql: sql, configName: configName)
+        }
+        return KeysetPage(list: rows, nextKey: last.value)
     }
 
     /// JFinal's algorithm, fixed: a count that wraps the query (right for DISTINCT and GROUP BY),
