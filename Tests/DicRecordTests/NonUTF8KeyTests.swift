@@ -75,6 +75,25 @@ struct NonUTF8KeyTests {
         }
     }
 
+    /// Keys that are two rows for the database are two keys for preload and the reference cache:
+    /// "é" as C3 A9 and as "e" + U+0301 (one for Swift's `==`); and a TEXT key the database
+    /// matched in another form ('7' for INTEGER 7) is not cached as missing.
+    @Test func preloadKeepsKeysTheDatabaseKeepsApart() throws {
+        try withDatabase { t throws in
+            try t.db.update(#"create table "BadKeyRegion"(id text primary key, name text)"#)
+            try t.db.update(#"create table "BadKeyTown"(id integer primary key, name text, region_id)"#)
+            t.context.register(BadKeyRegion.self, BadKeyTown.self)
+            try t.db.update(#"insert into "BadKeyRegion" values ('\#u{E9}', 'composed'), ('e\#u{301}', 'decomposed'), (7, 'seven'), ('8', 'eight')"#)
+            try t.db.update(#"insert into "BadKeyTown"(name, region_id) values ('a', '\#u{E9}'), ('b', 'e\#u{301}'), ('c', '7'), ('d', 8), ('e', 'none')"#)
+            let towns = try t.db.find(#"select * from "BadKeyTown" order by id"#).map(BadKeyTown.init(record:))
+            try BadKeyTown.dao.preload(\.region, in: towns)
+            #expect(towns.map { $0.region?.name } == ["composed", "decomposed", "seven", "eight", nil])
+            // A key changed to the other form finds the other row, not the cached one.
+            towns[0]["region_id"] = "e\u{301}"
+            #expect(towns[0].region?.name == "decomposed")
+        }
+    }
+
     /// `@Children` finds the rows whose foreign key holds the parent's own stored id.
     @Test func childrenOfANonUTF8IdAreItsOwn() throws {
         try withDatabase { t throws in

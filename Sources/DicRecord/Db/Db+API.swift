@@ -290,6 +290,8 @@ extension Db {
 
     /// Keyset pagination: the `pageSize` rows whose `key` comes after `lastKey` (nil for the first
     /// page), in key order. A deep page costs what the first one does, and nothing is counted.
+    /// Throws when the page's last key is TEXT that is not UTF-8 (written by another program into
+    /// SQLite): `nextKey` would hold its replacement characters and misplace the next page.
     /// ```swift
     /// var page = try Db.paginate(after: nil, 20, "select *", "from people where active = ?", 1)
     /// while let next = page.nextKey { page = try Db.paginate(after: next, 20, "select *", "from people where active = ?", 1) }

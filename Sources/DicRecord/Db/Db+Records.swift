@@ -287,7 +287,7 @@ extension Db {
         // sort elsewhere: the next page would skip or repeat rows.
         guard last.bytes == nil else {
             throw DicRecordError(.unsupportedArgument,
-                "the key column \"\(keyColumn)\" of the page's last row holds TEXT that is not UTF-8 (read from SQLite): as a next key it reads as U+FFFD replacement characters and would misplace the next page, so no page was returned (page by number, or select the key as a BLOB: CAST(\(keyColumn) AS BLOB) AS \(keyColumn))",
+                "the key column \"\(keyColumn)\" of the page's last row holds TEXT that is not UTF-8 (read from SQLite): as a next key it reads as U+FFFD replacement characters and would misplace the next page, so no page was returned (page by number, or select the key as a BLOB: CAST(\(SqlText.quote(keyColumn)) AS BLOB) AS \(SqlText.quote(keyColumn)))",
                 sql: sql, configName: configName)
         }
         return KeysetPage(list: rows, nextKey: last.value)

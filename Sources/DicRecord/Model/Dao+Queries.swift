@@ -110,7 +110,10 @@ extension Dao {
     // MARK: References
 
     /// Loads the `reference` of every model in `models` with one query, so that reading it
-    /// afterwards runs none (instead of one query per model).
+    /// afterwards runs none (instead of one query per model), not even for a key with no row. A
+    /// key that is not an integer, or a target keyed by other values, the database may match in
+    /// another form (TEXT '7' and INTEGER 7): when it found no row by its own value, the first
+    /// read looks it up alone.
     /// ```swift
     /// let students = try Student.dao.findAll()                // 1 query
     /// try Student.dao.preload(\.teacher, in: students)        // 1 query for all their teachers
@@ -124,6 +127,9 @@ extension Dao {
         for model in models {
             if let key = model.storage.storedValueWithBytes(info.column.name), key.value != .null, seen.insert(key).inserted { keys.append(key) }
         }
+        // Such keys go in the first chunk: an engine that refuses them (PostgreSQL) refuses
+        // before any query runs.
+        keys = keys.filter { $0.bytes != nil } + keys.filter { $0.bytes == nil }
         var found: [StoredValue: Target] = [:]
         let targets = Dao<Target>(configName: configName)
         let targetSchema = try targets.target().schema
@@ -140,9 +146,18 @@ extension Dao {
             }
             start += chunk.values.count
         }
+        // A key that found no target is known to have none when both sides are integers (as
+        // declared). Otherwise the database may have matched it in another form (TEXT '7' finds
+        // INTEGER 7 in `IN (…)`, and 7 finds TEXT '7' in a TEXT column): the first read looks it
+        // up alone, by the database's comparison.
+        let integersOnly = found.keys.allSatisfy { if case .integer = $0.value { return true } else { return false } }
         for model in models {
             guard let key = model.storage.storedValueWithBytes(info.column.name), key.value != .null else { continue }
-            model.loadedReferences[info.name] = LoadedReference(key: key, model: found[key])
+            if let target = found[key] {
+                model.loadedReferences[info.name] = LoadedReference(key: key, model: target)
+            } else if integersOnly, case .integer = key.value {
+                model.loadedReferences[info.name] = LoadedReference(key: key, model: nil)
+            }
         }
     }
 

@@ -60,8 +60,9 @@ package enum EncodedArguments: Sendable {
 }
 
 /// One stored value as it was read: TEXT that is not UTF-8 holds U+FFFD replacements, its bytes
-/// kept beside it. Two such values that read the same differ by their bytes, so a key compares
-/// and hashes by both (to look a row up, or to tell whether a key changed).
+/// kept beside it. A key compares and hashes as the database compares it (to look a row up, or
+/// to tell whether a key changed): by those bytes, and TEXT by its UTF-8 bytes, so "é" and
+/// "e" + U+0301, one for Swift's `==`, are two keys, as they are two rows.
 struct StoredValue: Hashable, Sendable {
     let value: DatabaseValue
     /// The bytes when the value is TEXT that is not UTF-8; nil for every other value.
@@ -70,6 +71,17 @@ struct StoredValue: Hashable, Sendable {
     init(_ value: DatabaseValue, bytes: Data? = nil) {
         self.value = value
         self.bytes = bytes
+    }
+
+    static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
+        guard lhs.bytes == rhs.bytes else { return false }
+        if case .text(let left) = lhs.value, case .text(let right) = rhs.value { return left.hasSameBytes(as: right) }
+        return lhs.value == rhs.value
+    }
+
+    func hash(into hasher: inout Hasher) {
+        if case .text(let text) = value { hasher.combine(ExactText(text)) } else { hasher.combine(value) }
+        hasher.combine(bytes)
     }
 }
 
