@@ -273,6 +273,36 @@ struct ModelRelationTests {
         }
     }
 
+    /// A relation read that fails cannot throw (a property), but it is not silent: the context's
+    /// logger gets a warning naming the model, the property and the error, once per error.
+    @Test(arguments: Engine.available) func aFailedRelationReadIsLogged(engine: Engine) throws {
+        let log = CapturedLog()
+        var options = DbContext.Options()
+        options.logger = log.logger
+        try withDatabase(options: options, engine: engine) { t throws in
+            register(t)
+            let li = try teacher("Ms. Li")
+            let ann = try student("Ann", teacher: li)
+            let fresh = try #require(try RelStudent.dao.findById(ann.id))
+            #expect(log.warnings.isEmpty)
+
+            try t.db.update(#"drop table "RelTeacher""#)
+            #expect(fresh.teacher == nil)
+            #expect(fresh.teacher == nil)
+            let references = log.warnings.filter { $0.contains("@Reference") }
+            #expect(references.count == 1)
+            #expect(references.first?.contains(#""teacher" of RelStudent"#) == true)
+            #expect(references.first?.contains("RelTeacher") == true && references.first?.contains(#"load(\.teacher)"#) == true)
+
+            try t.db.update(#"drop table "RelStudent""#)
+            #expect(li.students.isEmpty)
+            #expect(li.students.isEmpty)
+            let children = log.warnings.filter { $0.contains("@Children") }
+            #expect(children.count == 1)
+            #expect(children.first?.contains("RelStudent by teacher_id") == true && children.first?.contains("of RelTeacher") == true)
+        }
+    }
+
     // MARK: 3. Preload
 
     @Test(arguments: Engine.available) func preloadLoadsEveryTeacherInOneQuery(engine: Engine) throws {

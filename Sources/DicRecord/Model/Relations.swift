@@ -12,7 +12,8 @@ import Foundation
 /// try Student.dao.preload(\.teacher, in: students)   // N students: one query for all teachers
 /// ```
 /// The referenced model is found through the same config as the referring one. A failed load
-/// reads as nil; `try student.load(\.teacher)` throws the reason instead.
+/// reads as nil and logs a warning on the context's logger (once per error; `Options.strictReads`
+/// stops the process instead); `try student.load(\.teacher)` throws the reason.
 @propertyWrapper
 public struct Reference<Target: Model>: ModelField {
     @usableFromInline var probe = false
@@ -35,7 +36,7 @@ public struct Reference<Target: Model>: ModelField {
     }
 
     /// Reads and writes of the property: a read loads the referenced model (nil when the key is
-    /// NULL or the load fails), a write sets the `<name>_id` column.
+    /// NULL, or when the load fails, which is logged), a write sets the `<name>_id` column.
     /// ```swift
     /// let teacher = student.teacher
     /// student.teacher = other          // sets teacher_id to other.id
@@ -45,7 +46,13 @@ public struct Reference<Target: Model>: ModelField {
                                       storage storageKeyPath: ReferenceWritableKeyPath<M, Reference<Target>>) -> Target? {
         get {
             guard let info = model.referenceInfo(storageKeyPath, wrapped: wrappedKeyPath) else { return nil }
-            return try? model.loadReference(info, as: Target.self)
+            do {
+                return try model.loadReference(info, as: Target.self)
+            } catch {
+                Dao<Target>(configName: model.boundConfig).reporter.reportFailedRelation(
+                    "@Reference", info.name, of: "\(M.self)", readsAs: "nil", throwing: "load(\\.\(info.name))", error: error)
+                return nil
+            }
         }
         set {
             guard let info = model.referenceInfo(storageKeyPath, wrapped: wrappedKeyPath) else { return }
@@ -69,7 +76,8 @@ public struct Reference<Target: Model>: ModelField {
 /// }
 /// let students = teacher.students     // one query per access; never cached
 /// ```
-/// Reads run on the teacher's config; a failed query reads as `[]`.
+/// Reads run on the teacher's config; a failed query reads as `[]` and logs a warning on the
+/// context's logger (once per error; `Options.strictReads` stops the process instead).
 @propertyWrapper
 public struct Children<Child: Model>: ModelField {
     let foreignKey: String
@@ -92,7 +100,9 @@ public struct Children<Child: Model>: ModelField {
         fatalError("unreachable: wrappedValue is @available(*, unavailable); models reach the value through subscript(_enclosingInstance:)")
     }
 
-    /// Reads of the property: one query per read, `[]` when the model has no id yet or the query fails.
+    /// Reads of the property: one query per read, `[]` when the model has no id yet or the query
+    /// fails (a failure is logged as a warning on the context's logger, once per error; under
+    /// `Options.strictReads` it stops the process).
     /// ```swift
     /// for student in teacher.students { print(student.name as Any) }
     /// ```
@@ -106,7 +116,13 @@ public struct Children<Child: Model>: ModelField {
         key.append("id", id)
         let foreignKey = model[keyPath: storageKeyPath].foreignKey
         let dao = Dao<Child>(configName: model.boundConfig)
-        return (try? dao.find(condition: "\(SqlText.quote(foreignKey)) = ?", .stored(key))) ?? []
+        do {
+            return try dao.find(condition: "\(SqlText.quote(foreignKey)) = ?", .stored(key))
+        } catch {
+            dao.reporter.reportFailedRelation("@Children", "\(Child.self) by \(foreignKey)", of: "\(M.self)", readsAs: "[]",
+                                              throwing: "\(Child.self).dao.findByCondition(\"\(foreignKey) = ?\", id)", error: error)
+            return []
+        }
     }
 
     func describe(name: String) -> FieldDescription { .children }

@@ -77,10 +77,22 @@ package final class SqlTracer: Sendable {
 final class ReadReporter: Sendable {
     let logger: Logger
     let strictReads: Bool
+    /// The failed relation reads warned about: once per model, property and error.
+    private let warnedRelations = Guarded<Set<String>>([])
 
     init(logger: Logger, strictReads: Bool) {
         self.logger = logger
         self.strictReads = strictReads
+    }
+
+    /// Warns (or stops the process under `strictReads`) that reading a relation property
+    /// (`@Reference`, `@Children`, which cannot throw) failed and read as `fallback`: once per
+    /// model class, property and error, so that a loop over a failing database warns once.
+    func reportFailedRelation(_ kind: String, _ property: String, of model: String, readsAs fallback: String,
+                              throwing: String, error: any Error) {
+        let message = "reading \(kind) \"\(property)\" of \(model) failed, so it reads as \(fallback): \(error) (\(throwing) throws it)"
+        if strictReads { preconditionFailure(message) }
+        if warnedRelations.withLock({ $0.insert("\(model)\u{0}\(property)\u{0}\(error)").inserted }) { logger.warning("\(message)") }
     }
 
     /// Records built in code belong to no context: they warn on swift-log's `DicRecord` label.
