@@ -303,6 +303,27 @@ struct ModelRelationTests {
         }
     }
 
+    /// A reference set to a model with no id yet stores NULL, and says so (once per property).
+    @Test func aReferenceToAnUnsavedModelWarns() throws {
+        let log = CapturedLog()
+        var options = DbContext.Options()
+        options.logger = log.logger
+        try withDatabase(options: options) { t throws in
+            register(t)
+            let ann = RelStudent()
+            ann.teacher = try teacher("Ms. Li")
+            #expect(log.warnings.isEmpty)
+            let unsaved = RelTeacher()
+            ann.teacher = unsaved
+            ann.teacher = unsaved
+            let stored: Int? = ann["teacher_id"]
+            #expect(stored == nil && ann.teacher == nil)
+            #expect(log.warnings.count == 1)
+            #expect(log.warnings.first?.contains(#"@Reference "teacher" of RelStudent to a RelTeacher with no id"#) == true)
+            #expect(log.warnings.first?.contains(#""teacher_id" is set to NULL"#) == true)
+        }
+    }
+
     // MARK: 3. Preload
 
     @Test(arguments: Engine.available) func preloadLoadsEveryTeacherInOneQuery(engine: Engine) throws {

@@ -36,7 +36,8 @@ public struct Reference<Target: Model>: ModelField {
     }
 
     /// Reads and writes of the property: a read loads the referenced model (nil when the key is
-    /// NULL, or when the load fails, which is logged), a write sets the `<name>_id` column.
+    /// NULL, or when the load fails, which is logged), a write sets the `<name>_id` column (to
+    /// NULL, with a warning, for a model with no `id`: save it first).
     /// ```swift
     /// let teacher = student.teacher
     /// student.teacher = other          // sets teacher_id to other.id
@@ -56,6 +57,10 @@ public struct Reference<Target: Model>: ModelField {
         }
         set {
             guard let info = model.referenceInfo(storageKeyPath, wrapped: wrappedKeyPath) else { return }
+            if let newValue, newValue.id == nil {
+                Dao<Target>(configName: model.boundConfig).reporter.reportReferenceWithoutId(
+                    info.name, of: "\(M.self)", target: "\(Target.self)", column: info.column.name)
+            }
             model.storage.set(info.column.name, newValue?.id)
             model.loadedReferences[info.name] = LoadedReference(key: model.storage.storedValueWithBytes(info.column.name) ?? StoredValue(.null),
                                                                 model: newValue)

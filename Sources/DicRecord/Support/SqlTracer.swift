@@ -95,6 +95,13 @@ final class ReadReporter: Sendable {
         if warnedRelations.withLock({ $0.insert("\(model)\u{0}\(property)\u{0}\(error)").inserted }) { logger.warning("\(message)") }
     }
 
+    /// Warns, once per model class and property, that a `@Reference` was set to a model with no
+    /// `id` (not saved yet, or keyed by another column): its column is set to NULL.
+    func reportReferenceWithoutId(_ property: String, of model: String, target: String, column: String) {
+        let message = "setting @Reference \"\(property)\" of \(model) to a \(target) with no id (not saved yet, or keyed by another column): \"\(column)\" is set to NULL and the property reads nil (save the \(target) first)"
+        if warnedRelations.withLock({ $0.insert("\(model)\u{0}\(property)\u{0}no id").inserted }) { logger.warning("\(message)") }
+    }
+
     /// Records built in code belong to no context: they warn on swift-log's `DicRecord` label.
     static let builtInCode = ReadReporter(logger: Logger(label: "DicRecord"), strictReads: false)
 }
