@@ -147,15 +147,16 @@ extension Dao {
             start += chunk.values.count
         }
         // A key that found no target is known to have none when both sides are integers (as
-        // declared). Otherwise the database may have matched it in another form (TEXT '7' finds
-        // INTEGER 7 in `IN (…)`, and 7 finds TEXT '7' in a TEXT column): the first read looks it
-        // up alone, by the database's comparison.
-        let integersOnly = found.keys.allSatisfy { if case .integer = $0.value { return true } else { return false } }
+        // declared), or when no key found one. Otherwise the database may have matched it in
+        // another form (TEXT '7' finds INTEGER 7 in `IN (…)`, and 8 finds TEXT '8' in a TEXT
+        // column): the first read looks it up alone, by the database's comparison.
+        func isInteger(_ key: StoredValue) -> Bool { if case .integer = key.value { return true } else { return false } }
+        let integersOnly = found.keys.allSatisfy(isInteger)
         for model in models {
             guard let key = model.storage.storedValueWithBytes(info.column.name), key.value != .null else { continue }
             if let target = found[key] {
                 model.loadedReferences[info.name] = LoadedReference(key: key, model: target)
-            } else if integersOnly, case .integer = key.value {
+            } else if found.isEmpty || (integersOnly && isInteger(key)) {
                 model.loadedReferences[info.name] = LoadedReference(key: key, model: nil)
             }
         }

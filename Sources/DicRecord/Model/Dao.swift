@@ -271,12 +271,6 @@ public struct Dao<M: Model>: Sendable {
         return (Db(context: context, contexts: contexts), schema)
     }
 
-    /// Where a failed read of a relation through this dao is reported: its context's logger, or
-    /// swift-log's `DicRecord` label when the context cannot be found (which may be the failure).
-    var reporter: ReadReporter {
-        (try? target().db.context().tracer.reads) ?? .builtInCode
-    }
-
     /// A one-value key method on a model with a composite key would match on its first column only.
     func requireSingleKey(_ schema: ModelSchema, _ method: String) throws {
         guard schema.keyColumns.count == 1 else {

@@ -38,13 +38,13 @@ final class ModelSchema: Sendable {
     private let offsetSlotHistory = Guarded<[KeySlots]>([])
 
     /// An immutable table from a wrapper's offset to its column slot: an array indexed by the
-    /// offset itself (wrappers lie a few hundred bytes into their object), one bounds check and
-    /// one load a lookup. A key of 64 KiB or more (a model with that much stored before a column)
-    /// is searched in a short list instead.
+    /// offset itself (wrappers lie hundreds to a few thousand bytes into their object), one bounds
+    /// check and one load a lookup, two bytes an offset. A key of 64 KiB or more (a model with that
+    /// much stored before a column) is searched in a short list instead.
     @usableFromInline
     final class KeySlots: Sendable {
         /// For each key below its count: the slot + 2, or 0 when the key is not in the table.
-        @usableFromInline let direct: [Int32]
+        @usableFromInline let direct: [UInt16]
         /// The pairs whose key is `directLimit` or more.
         @usableFromInline let far: [(key: UInt, slot: Int)]
         /// The pairs, in the order they were seen.
@@ -56,10 +56,10 @@ final class ModelSchema: Sendable {
             self.pairs = pairs
             // Slots are -1 (a JSON column) or a column's position: stored as 1 and up.
             func isNear(_ pair: (key: UInt, slot: Int)) -> Bool {
-                pair.key < Self.directLimit && pair.slot >= -1 && pair.slot < Int(Int32.max) - 2
+                pair.key < Self.directLimit && pair.slot >= -1 && pair.slot < Int(UInt16.max) - 2
             }
-            var direct = [Int32](repeating: 0, count: Int(pairs.filter(isNear).map(\.key).max().map { $0 + 1 } ?? 0))
-            for pair in pairs where isNear(pair) { direct[Int(pair.key)] = Int32(pair.slot + 2) }
+            var direct = [UInt16](repeating: 0, count: Int(pairs.filter(isNear).map(\.key).max().map { $0 + 1 } ?? 0))
+            for pair in pairs where isNear(pair) { direct[Int(pair.key)] = UInt16(pair.slot + 2) }
             self.direct = direct
             far = pairs.filter { !isNear($0) }
         }

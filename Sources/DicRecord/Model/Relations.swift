@@ -12,8 +12,8 @@ import Foundation
 /// try Student.dao.preload(\.teacher, in: students)   // N students: one query for all teachers
 /// ```
 /// The referenced model is found through the same config as the referring one. A failed load
-/// reads as nil and logs a warning on the context's logger (once per error; `Options.strictReads`
-/// stops the process instead); `try student.load(\.teacher)` throws the reason.
+/// reads as nil and logs a warning on the referring model's context's logger (once per property
+/// and kind of error); `try student.load(\.teacher)` throws the reason.
 @propertyWrapper
 public struct Reference<Target: Model>: ModelField {
     @usableFromInline var probe = false
@@ -50,7 +50,7 @@ public struct Reference<Target: Model>: ModelField {
             do {
                 return try model.loadReference(info, as: Target.self)
             } catch {
-                Dao<Target>(configName: model.boundConfig).reporter.reportFailedRelation(
+                model.relationReporter.reportFailedRelation(
                     "@Reference", info.name, of: "\(M.self)", readsAs: "nil", throwing: "load(\\.\(info.name))", error: error)
                 return nil
             }
@@ -58,7 +58,7 @@ public struct Reference<Target: Model>: ModelField {
         set {
             guard let info = model.referenceInfo(storageKeyPath, wrapped: wrappedKeyPath) else { return }
             if let newValue, newValue.id == nil {
-                Dao<Target>(configName: model.boundConfig).reporter.reportReferenceWithoutId(
+                model.relationReporter.reportReferenceWithoutId(
                     info.name, of: "\(M.self)", target: "\(Target.self)", column: info.column.name)
             }
             model.storage.set(info.column.name, newValue?.id)
@@ -82,7 +82,7 @@ public struct Reference<Target: Model>: ModelField {
 /// let students = teacher.students     // one query per access; never cached
 /// ```
 /// Reads run on the teacher's config; a failed query reads as `[]` and logs a warning on the
-/// context's logger (once per error; `Options.strictReads` stops the process instead).
+/// teacher's context's logger (once per property and kind of error).
 @propertyWrapper
 public struct Children<Child: Model>: ModelField {
     let foreignKey: String
@@ -106,8 +106,8 @@ public struct Children<Child: Model>: ModelField {
     }
 
     /// Reads of the property: one query per read, `[]` when the model has no id yet or the query
-    /// fails (a failure is logged as a warning on the context's logger, once per error; under
-    /// `Options.strictReads` it stops the process).
+    /// fails (a failure is logged as a warning on the model's context's logger, once per kind of
+    /// error).
     /// ```swift
     /// for student in teacher.students { print(student.name as Any) }
     /// ```
@@ -124,8 +124,8 @@ public struct Children<Child: Model>: ModelField {
         do {
             return try dao.find(condition: "\(SqlText.quote(foreignKey)) = ?", .stored(key))
         } catch {
-            dao.reporter.reportFailedRelation("@Children", "\(Child.self) by \(foreignKey)", of: "\(M.self)", readsAs: "[]",
-                                              throwing: "\(Child.self).dao.findByCondition(\"\(foreignKey) = ?\", id)", error: error)
+            model.relationReporter.reportFailedRelation("@Children", "\(Child.self) by \(foreignKey)", of: "\(M.self)", readsAs: "[]",
+                                                        throwing: "\(Child.self).dao.findByCondition(#\"\(SqlText.quote(foreignKey)) = ?\"#, id)", error: error)
             return []
         }
     }
@@ -159,6 +159,12 @@ struct LoadedReference {
 }
 
 extension Model {
+    /// Where a failed relation read of this model is reported: its context's logger, or
+    /// swift-log's `DicRecord` label when its context cannot be found.
+    var relationReporter: ReadReporter {
+        (try? persistenceTarget().0.context().tracer.reads) ?? .builtInCode
+    }
+
     func referenceInfo<M: Model, Target: Model>(_ key: ReferenceWritableKeyPath<M, Reference<Target>>,
                                                 wrapped: ReferenceWritableKeyPath<M, Target?>) -> ReferenceInfo? {
         guard let model = self as? M else { return nil }

@@ -60,9 +60,10 @@ package enum EncodedArguments: Sendable {
 }
 
 /// One stored value as it was read: TEXT that is not UTF-8 holds U+FFFD replacements, its bytes
-/// kept beside it. A key compares and hashes as the database compares it (to look a row up, or
-/// to tell whether a key changed): by those bytes, and TEXT by its UTF-8 bytes, so "é" and
-/// "e" + U+0301, one for Swift's `==`, are two keys, as they are two rows.
+/// kept beside it. A key (to look a row up, or to tell whether a key changed) compares by those
+/// bytes, TEXT by its UTF-8 bytes, so "é" and "e" + U+0301, one for Swift's `==`, are two keys
+/// as they are two rows; numbers compare by Swift's `==` (1 and 1.0 are two keys, which only
+/// costs a lookup more).
 struct StoredValue: Hashable, Sendable {
     let value: DatabaseValue
     /// The bytes when the value is TEXT that is not UTF-8; nil for every other value.

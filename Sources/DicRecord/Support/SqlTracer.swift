@@ -77,7 +77,7 @@ package final class SqlTracer: Sendable {
 final class ReadReporter: Sendable {
     let logger: Logger
     let strictReads: Bool
-    /// The failed relation reads warned about: once per model, property and error.
+    /// The relation reads and writes warned about: once per model, property and kind of error.
     private let warnedRelations = Guarded<Set<String>>([])
 
     init(logger: Logger, strictReads: Bool) {
@@ -85,14 +85,16 @@ final class ReadReporter: Sendable {
         self.strictReads = strictReads
     }
 
-    /// Warns (or stops the process under `strictReads`) that reading a relation property
-    /// (`@Reference`, `@Children`, which cannot throw) failed and read as `fallback`: once per
-    /// model class, property and error, so that a loop over a failing database warns once.
+    /// Warns that reading a relation property (`@Reference`, `@Children`, which cannot throw)
+    /// failed and read as `fallback`: once per model class, property and kind of error (the
+    /// error's text may name the key: a loop over a failing database warns once, not per row).
+    /// Never stops the process, even under `strictReads`: the failure may be a server gone for a
+    /// moment, not a bug.
     func reportFailedRelation(_ kind: String, _ property: String, of model: String, readsAs fallback: String,
                               throwing: String, error: any Error) {
         let message = "reading \(kind) \"\(property)\" of \(model) failed, so it reads as \(fallback): \(error) (\(throwing) throws it)"
-        if strictReads { preconditionFailure(message) }
-        if warnedRelations.withLock({ $0.insert("\(model)\u{0}\(property)\u{0}\(error)").inserted }) { logger.warning("\(message)") }
+        let key = "\(model)\u{0}\(property)\u{0}\(String(reflecting: type(of: error)))\u{0}\((error as? DicRecordError).map { "\($0.kind)" } ?? "")"
+        if warnedRelations.withLock({ $0.insert(key).inserted }) { logger.warning("\(message)") }
     }
 
     /// Warns, once per model class and property, that a `@Reference` was set to a model with no
