@@ -49,8 +49,34 @@ final class RawText: Model {
     override class var tableName: String { "raw_text" }
 }
 
+/// A model with a JSON column, read over records (no load check).
+final class JSONMissNote: Model {
+    @Column var tags: [String]?
+    override class var tableName: String { "json_miss_note" }
+}
+
 @Suite("Typed read misses, model load checks, non-UTF-8 text, logger")
 struct ReadMissTests {
+    /// A JSON column whose text is not the property's JSON reads nil, and says so (it was silent),
+    /// as a typed read that misses does; NULL stays quiet.
+    @Test func aJSONColumnThatDoesNotDecodeWarns() throws {
+        let log = CapturedLog()
+        try withDatabase(options: options(log)) { t throws in
+            t.context.register(JSONMissNote.self)
+            try t.db.update(#"insert into json_miss_note(tags) values ('["a"]'), ('not json'), (null), ('{"b": 1}')"#)
+            let notes = try t.db.find("select * from json_miss_note order by id").map(JSONMissNote.init(record:))
+            #expect(notes[0].tags == ["a"])
+            #expect(notes[2].tags == nil)
+            #expect(log.warnings.isEmpty)
+            #expect(notes[1].tags == nil)
+            #expect(notes[3].tags == nil)
+            let warnings = log.warnings
+            #expect(warnings.count == 1)   // once per column and statement
+            #expect(warnings.first?.contains(#""tags""#) == true && warnings.first?.contains("not json") == true)
+            #expect(warnings.first?.contains("select * from json_miss_note") == true)
+        }
+    }
+
     private func options(_ log: CapturedLog) -> DbContext.Options {
         var options = DbContext.Options()
         options.logger = log.logger

@@ -524,7 +524,20 @@ extension Model {
     @usableFromInline
     final func readColumnSlowly<Value>(_ column: ColumnInfo, as type: Value.Type) -> Value? {
         if let json = column.json {
-            return storage.decoded(column.name, using: { try json.decode($0) }) as? Value
+            // (Unwrapped first: nil cast to an Optional `Value` would succeed.)
+            if let decoded = storage.decoded(column.name, using: { try json.decode($0) }), let value = decoded as? Value { return value }
+            // Not this type's JSON: said as a typed read that misses says it (NULL, or a column
+            // the row lacks, reads the initial value quietly).
+            if let stored = storage.storedValue(column.name), stored != .null {
+                do {
+                    _ = try json.decode(stored)
+                    storage.reportMiss(stored, column: column.name, target: Value.self,
+                                       error: ConversionError.cannotDecode(stored, to: Value.self, "the decoded value is not a \(Value.self)"))
+                } catch {
+                    storage.reportMiss(stored, column: column.name, target: Value.self, error: error)
+                }
+            }
+            return nil
         }
         // A column the row lacks (loaded with `loadColumns`) reads the initial value quietly;
         // a stored value that does not convert is reported as a typed read's miss.

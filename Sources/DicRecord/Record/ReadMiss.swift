@@ -77,7 +77,8 @@ extension Record {
     /// Where this record's row came from.
     var layoutOrigin: ReadOrigin { lock.withLock { _ in layout.origin } }
 
-    private func reportMiss(_ stored: DatabaseValue?, column: String, target: Any.Type, error: any Error) {
+    /// Reports that `stored`, the value of `column`, did not convert to `target` (NULL: nothing to say).
+    func reportMiss(_ stored: DatabaseValue?, column: String, target: Any.Type, error: any Error) {
         if stored == .null { return }
         let origin = layoutOrigin
         let problem: String
