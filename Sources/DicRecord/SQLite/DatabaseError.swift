@@ -170,7 +170,8 @@ public struct DicRecordError: Error, Sendable, CustomStringConvertible {
         /// error.kind == .argumentCount
         /// ```
         case argumentCount
-        /// An argument has no converter, or its converter refused it.
+        /// An argument has no converter, or its converter refused it; or a stored value cannot be
+        /// passed on as it is (TEXT that is not UTF-8, to PostgreSQL or as a keyset page's next key).
         /// ```swift
         /// error.kind == .unsupportedArgument
         /// ```
