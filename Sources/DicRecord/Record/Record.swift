@@ -49,12 +49,18 @@ public final class Record: Sendable {
     @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var baseValues: RowValues
 
     @usableFromInline let lock = RecordLock()
+    /// The columns whose cells `cells` does not hold because each is the plain cell of its stored
+    /// value (see `PlainCells`): a record built from common values, or written column by column,
+    /// makes no cell array. Declared after `lock` so that it takes the padding after it (the
+    /// record stays 72 bytes). Guarded by `lock`, like `cells`, and unchecked for the same reason.
+    @exclusivity(unchecked) nonisolated(unsafe) private var plainCells = PlainCells()
     /// What a fetched record needs beyond its row once written or once a typed read kept a
     /// conversion: nil until then, so that a fetched record stays small and shares its layout.
     /// Guarded by `lock`. (Exclusivity is the lock's job here, so the runtime's dynamic
     /// exclusivity checks, which cost as much as the reads they guard, are turned off.)
     @exclusivity(unchecked) nonisolated(unsafe) private var extras: Extras?
-    /// Per-column written Swift values and flags; nil until a column is written. Guarded by `lock`.
+    /// Per-column written Swift values and flags; nil until a column is written other than by a
+    /// common value (`plainCells`). Guarded by `lock`.
     @exclusivity(unchecked) nonisolated(unsafe) private var cells: ContiguousArray<Cell>?
 
     /// Touched only under the record's lock, as the record's own `extras` is: the runtime's
@@ -214,14 +220,47 @@ public final class Record: Sendable {
         }
 
         /// A written value of a common type, rebuilt from its stored value: nothing boxed.
-        init(plain: PlainKind) {
+        init(plain: PlainKind, modified: Bool = true) {
             hasSwiftValue = true
-            modified = true
+            self.modified = modified
             self.plain = plain
         }
 
         var swiftValue: Any? { box?.value }
         var encodingError: ConversionError? { box?.encodingError }
+    }
+
+    /// A run of columns, `lower..<upper`, each holding a common value of its storage class's
+    /// Swift type, written as that type (an `Int` stored as INTEGER, a `Double` as REAL, a
+    /// `String` as TEXT), and all modified or all not: the cell of each is
+    /// `Cell(plain: natural kind of its stored value, modified:)`, so none is stored. Only while
+    /// `cells` is nil; every other column's cell is `Cell()` (nothing written, not modified).
+    /// A record built from a literal of common values is one run, a new model's columns (after
+    /// its `id`) another: neither allocates cells. A write that breaks the run makes the cells.
+    struct PlainCells {
+        var lower: UInt16 = 0
+        var upper: UInt16 = 0
+        var modified = false
+
+        var isEmpty: Bool { lower == upper }
+
+        func contains(_ i: Int) -> Bool { i >= Int(lower) && i < Int(upper) }
+
+        /// The kind of the common value a run's column stores `stored` for.
+        static func naturalKind(of stored: DatabaseValue) -> PlainKind? {
+            switch stored {
+            case .integer: .int
+            case .real: .double
+            case .text: .string
+            case .null, .blob: nil
+            }
+        }
+
+        /// Whether `cell`, holding `stored`, is the cell a run with these flags stands for.
+        func stands(for cell: Cell, _ stored: DatabaseValue) -> Bool {
+            cell.box == nil && cell.hasSwiftValue && cell.modified == modified
+                && cell.plain != .none && cell.plain == Self.naturalKind(of: stored)
+        }
     }
 
     final class CellBox {
@@ -239,6 +278,28 @@ public final class Record: Sendable {
         return cell.plain == .none ? cell.swiftValue : cell.plain.value(from: stored)
     }
 
+    /// The cell of column `i`, nil for `Cell()` (nothing written, not modified). With the lock held.
+    private func cell(at i: Int) -> Cell? {
+        if let cells { return cells[i] }
+        guard plainCells.contains(i), let kind = PlainCells.naturalKind(of: values[i]) else { return nil }
+        return Cell(plain: kind, modified: plainCells.modified)
+    }
+
+    /// Whether the record stores a cell per column (tests check that a plain run stores none).
+    var storesCells: Bool { lock.withLock { _ in cells != nil } }
+
+    /// Stores the cells of the plain run (`plainCells`) in `cells`, before a write the run cannot
+    /// stand for. With the lock held.
+    private func materializePlainCells() {
+        guard cells == nil, !plainCells.isEmpty else { return }
+        var made = Self.emptyCells(count: values.count, room: values.capacity)
+        for i in Int(plainCells.lower) ..< Int(plainCells.upper) {
+            if let kind = PlainCells.naturalKind(of: values[i]) { made[i] = Cell(plain: kind, modified: plainCells.modified) }
+        }
+        cells = made
+        plainCells = PlainCells()
+    }
+
     init(layout: RowLayout, values: RowValues) {
         self.baseLayout = layout
         self.baseValues = values
@@ -246,10 +307,11 @@ public final class Record: Sendable {
 
     /// A record written from birth: marked written before anyone sees it, so its base is its
     /// written copy (no `extras` object, and its first write copies nothing).
-    init(writing layout: RowLayout, values: RowValues, cells: ContiguousArray<Cell>? = nil) {
+    init(writing layout: RowLayout, values: RowValues, cells: ContiguousArray<Cell>? = nil, plainCells: PlainCells = PlainCells()) {
         self.baseLayout = layout
         self.baseValues = values
         self.cells = cells
+        self.plainCells = plainCells
         flags.store(Self.mutatedBit | Self.ownsBaseBit, ordering: .relaxed)
     }
 
@@ -298,13 +360,16 @@ public final class Record: Sendable {
     struct Built {
         let layout: RowLayout
         let values: ContiguousArray<DatabaseValue>
-        let cells: ContiguousArray<Cell>
+        /// Nil when every value is a common one, written as its storage class's type: the
+        /// record's columns are then one plain run (`plainCells`), with no cells to allocate.
+        let cells: ContiguousArray<Cell>?
     }
 
     convenience init(_ built: Built) {
         // Written from birth: its values are its base, unshared, so its first write, such as a
         // save's generated key, copies nothing.
-        self.init(writing: built.layout, values: RowValues(built.values), cells: built.cells)
+        self.init(writing: built.layout, values: RowValues(built.values), cells: built.cells,
+                  plainCells: built.cells == nil ? PlainCells(lower: 0, upper: UInt16(built.values.count), modified: true) : PlainCells())
     }
 
     /// (Generic over the pairs: a record literal is read where it is, not copied.)
@@ -312,10 +377,19 @@ public final class Record: Sendable {
     static func build<Pairs: BuildingPairs>(_ pairs: Pairs, registry: Converters) throws -> Built {
         let count = pairs.count
         var values = ContiguousArray<DatabaseValue>()
-        var cells = ContiguousArray<Cell>()
+        // Made at the first cell a plain run cannot stand for (see `PlainCells`), or when there
+        // are too many columns for a run.
+        var cells: ContiguousArray<Cell>? = count < Int(UInt16.max) ? nil : ContiguousArray()
+        let run = PlainCells(lower: 0, upper: UInt16.max, modified: true)
+        // The cells of the values so far, all plain.
+        func madeCells() -> ContiguousArray<Cell> {
+            var made = ContiguousArray<Cell>()
+            made.reserveCapacity(count + 1)
+            for value in values { made.append(PlainCells.naturalKind(of: value).map { Cell(plain: $0) } ?? Cell()) }
+            return made
+        }
         // Room for one more: saving a record built without its key writes the generated one back.
         values.reserveCapacity(count + 1)
-        cells.reserveCapacity(count + 1)
         // Records built in a loop (a batch) share the layout of the previous one: while the names
         // come in that layout's order, each is compared with its counterpart there and nothing
         // else is done with it (an ASCII layout of distinct names: see `LayoutReuse`).
@@ -344,8 +418,9 @@ public final class Record: Sendable {
                 cell = Cell(swiftValue: value.kept, hasSwiftValue: value.kept != nil, modified: true)
             }
             if reuse.matches(name) {
+                if cells == nil, !run.stands(for: cell, encoded) { cells = madeCells() }
                 values.append(encoded)
-                cells.append(cell)
+                cells?.append(cell)
                 continue
             }
             if let matched = reuse.stop() {
@@ -362,13 +437,15 @@ public final class Record: Sendable {
                 return key.prefix == other.prefix && key.length == other.length
                     && (key.length <= 8 || PackedName.equalIgnoringASCIICase(names[i], name))
             }) {
+                if cells == nil, !run.stands(for: cell, encoded) { cells = madeCells() }
                 values[i] = encoded
-                cells[i] = cell
+                cells?[i] = cell
             } else {
+                if cells == nil, !run.stands(for: cell, encoded) { cells = madeCells() }
                 names.append(name)
                 packed.append(key)
                 values.append(encoded)
-                cells.append(cell)
+                cells?.append(cell)
             }
         }
         // One layout for the whole record, not one per column; its names are distinct already.
@@ -461,7 +538,7 @@ public final class Record: Sendable {
     /// ```
     public var modifiedColumns: [String] {
         lock.withLock { _ in
-            guard let cells else { return [] }
+            guard let cells else { return plainCells.modified ? Array(layout.names[Int(plainCells.lower) ..< Int(plainCells.upper)]) : [] }
             return cells.indices.filter { cells[$0].modified }.map { layout.names[$0] }
         }
     }
@@ -501,6 +578,7 @@ public final class Record: Sendable {
         // (`keepDate`), so no mark set after `keepMarkedDates` lands on a shifted column.
         willMutate()
         keepMarkedDates()
+        materializePlainCells()
         layout = layout.removing(at: positions)
         values = values.removing(positions)
         if let old = cells {
@@ -532,7 +610,7 @@ public final class Record: Sendable {
 
     /// Turns Date marks into kept values, before columns move. Called with the lock held.
     private func keepMarkedDates() {
-        for i in values.indices where isMarkedDate(i) && extras?.kept.contains(i) != true && cells?[i].hasSwiftValue != true {
+        for i in values.indices where isMarkedDate(i) && extras?.kept.contains(i) != true && cell(at: i)?.hasSwiftValue != true {
             if let date = try? DateConverter().decode(values[i]) {
                 extrasObject.kept.append(i, date)
             }
@@ -580,7 +658,7 @@ public final class Record: Sendable {
     }
 
     private func currentValue(at i: Int) -> Any? {
-        if let cells, cells[i].hasSwiftValue { return Self.kept(cells[i], stored: values[i]) }
+        if let cell = cell(at: i), cell.hasSwiftValue { return Self.kept(cell, stored: values[i]) }
         if let kept = convertedValue(at: i) { return kept }
         if isMarkedDate(i), let date = try? DateConverter().decode(values[i]) { return date }
         return values[i].storedValue
@@ -646,9 +724,10 @@ public final class Record: Sendable {
             // A new column is appended with its value and cell (not as NULL first, then written).
             guard let i = position(of: column, elseAppending: encoded, cell) else { return }
             willMutate()
+            if cells == nil, !(plainCells.contains(i) && plainCells.stands(for: cell, encoded)) { materializePlainCells() }
             values[i] = encoded
-            if cells == nil { cells = Self.emptyCells(count: values.count, room: values.capacity) }
-            cells![i] = cell
+            if cells == nil, !plainCells.contains(i) { cells = Self.emptyCells(count: values.count, room: values.capacity) }
+            cells?[i] = cell
             forgetConverted(at: i)
         }
     }
@@ -683,6 +762,7 @@ public final class Record: Sendable {
         let previous = existing.map { values[$0] }
         let i = existing ?? position(creating: column)
         willMutate()
+        if plainCells.contains(i) { materializePlainCells() }
         values[i] = value
         if cells != nil { cells![i] = Cell() }
         forgetConverted(at: i)
@@ -735,12 +815,32 @@ public final class Record: Sendable {
             }
         }
         willMutate()
+        // A common value written as its storage class's type, right after a plain run (or as the
+        // first of one), joins the run: no cell is stored. Any other written cell ends the run.
+        let j = values.count
+        var run: PlainCells?
+        if cells == nil, cellsIfNone {
+            if j >= Int(UInt16.max) {
+                run = nil
+            } else if plainCells.isEmpty {
+                run = PlainCells(lower: UInt16(j), upper: UInt16(j + 1), modified: cell.modified)
+            } else if Int(plainCells.upper) == j {
+                run = plainCells
+                run?.upper = UInt16(j + 1)
+            }
+            if run?.stands(for: cell, value) != true {
+                run = nil
+                materializePlainCells()
+            }
+        }
         // (The last use of `grown`: the record takes it over, with no retain and release of its own.)
         layout = grown
         // Room for as many columns as the last record grown this way ended with, and its
         // generated key: its values and cells grow once, not at 8 and again at 16.
         values.append(value, expected: self.layout.rememberedLength() + 1)
-        if cells != nil {
+        if let run {
+            plainCells = run
+        } else if cells != nil {
             if cells!.count == cells!.capacity { cells!.reserveCapacity(Swift.max(8, cells!.count * 2, values.capacity)) }
             cells!.append(cell)
         } else if cellsIfNone {
@@ -802,7 +902,7 @@ public final class Record: Sendable {
 
     /// Must be called with the lock held.
     private func slot(at i: Int) -> Slot {
-        let cached = (cells?[i]).flatMap { Self.kept($0, stored: values[i]) } ?? convertedValue(at: i)
+        let cached = cell(at: i).flatMap { Self.kept($0, stored: values[i]) } ?? convertedValue(at: i)
         return Slot(index: i, raw: values[i], cached: cached, registry: layout.registry, invalidText: values.invalidText(at: i))
     }
 
@@ -855,7 +955,7 @@ public final class Record: Sendable {
         if flags.load(ordering: .acquiring) & (Self.mutatedBit | Self.keptBit) != 0 {
             let kept = lock.withLock { _ -> Any? in
                 guard index < values.count else { return nil }
-                return (cells?[index]).flatMap { Self.kept($0, stored: values[index]) } ?? convertedValue(at: index)
+                return cell(at: index).flatMap { Self.kept($0, stored: values[index]) } ?? convertedValue(at: index)
             }
             if let kept { return kept as? URL }
         }
@@ -869,7 +969,7 @@ public final class Record: Sendable {
         lock.withLock { _ in
             // An unwritten record's values never change: only a written one needs the comparison.
             guard !isMutated || (values.indices.contains(index) && values[index] == raw),
-                  cells?[index].hasSwiftValue != true else { return }
+                  cell(at: index)?.hasSwiftValue != true else { return }
             if let extras {
                 guard !extras.kept.contains(index) else { return }
                 extras.kept.append(index, unwrapped)
@@ -972,7 +1072,10 @@ public final class Record: Sendable {
     /// again when the transaction that saved it rolled back still holds what was read).
     func modifiedStoredColumnsWithBytes() throws -> [(name: String, value: DatabaseValue, bytes: Data?)] {
         try lock.withLock { _ in
-            guard let cells else { return [] }
+            guard let cells else {
+                guard plainCells.modified else { return [] }
+                return (Int(plainCells.lower) ..< Int(plainCells.upper)).map { i in (layout.names[i], values[i], values.invalidText(at: i)) }
+            }
             return try cells.indices.filter { cells[$0].modified }.map { i in
                 if let error = cells[i].encodingError { throw error }
                 return (layout.names[i], values[i], values.invalidText(at: i))
@@ -1001,6 +1104,7 @@ public final class Record: Sendable {
                 let position = current === set.layout ? i : set.layout.names.indices.contains(i)
                     ? current.position(of: set.layout.names[i]) : nil
                 guard let position, position < values.count else { continue }
+                materializePlainCells()
                 if cells == nil { cells = Self.emptyCells(count: values.count) }
                 cells![position].modified = true
             }
@@ -1016,7 +1120,15 @@ public final class Record: Sendable {
     /// `clearModified`, with the lock held.
     private func clearModifiedLocked() -> ModifiedSet {
         var set = ModifiedSet(layout: layout)
-        guard cells != nil else { return set }
+        guard cells != nil else {
+            if plainCells.modified {
+                for i in Int(plainCells.lower) ..< Int(plainCells.upper) {
+                    if i < 64 { set.bits |= 1 << UInt64(i) } else { set.more.append(i) }
+                }
+                plainCells.modified = false
+            }
+            return set
+        }
         cells!.withUnsafeMutableBufferPointer { cells in
             for i in cells.indices where cells[i].modified {
                 if i < 64 { set.bits |= 1 << UInt64(i) } else { set.more.append(i) }
@@ -1035,6 +1147,7 @@ public final class Record: Sendable {
         // in place. (The flags go too: the record is a fetched one again, its base read without the lock.)
         if extras != nil { extras = nil }
         if cells != nil { cells = nil }
+        if !plainCells.isEmpty { plainCells = PlainCells() }
         baseValues.overwrite(count: count, value)
         if baseLayout !== newLayout { baseLayout = newLayout }
         if flags.load(ordering: .relaxed) != 0 { flags.store(0, ordering: .relaxed) }

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+// A record built from common values, or written column by column with them, keeps no cell per
+// column: its columns are a "plain run" (`Record.PlainCells`), each standing for the cell of an
+// Int stored as INTEGER, a Double as REAL or a String as TEXT. These check that such a record
+// behaves exactly as one holding every cell, whatever is done to it next.
+@Suite("Plain runs of cells")
+struct PlainRunTests {
+    @Test func aRecordOfCommonValuesStoresNoCellsAndReadsThemBackAsWritten() throws {
+        let built = try Record(["i": 1, "d": 1.5, "s": "x"])
+        #expect(built.storesCells == false)
+        #expect(built["i"] as? Int == 1 && built["d"] as? Double == 1.5 && built["s"] as? String == "x")
+        #expect(built.modifiedColumns == ["i", "d", "s"])
+        let written = Record()
+        written.i = 1; written.d = 1.5; written.s = "x"
+        #expect(written.storesCells == false)
+        #expect(written["i"] as? Int == 1 && written.modifiedColumns == ["i", "d", "s"])
+        // Values that are not the natural type of their storage class need cells.
+        #expect(try Record(["i": 1, "b": true]).storesCells)
+        #expect(try Record(["i": 1, "n": Int64(2)]).storesCells)
+        #expect(try Record(["i": 1, "none": nil]).storesCells)
+        let mixed = try Record(["i": 1, "b": true, "n": Int64(2), "none": nil, "s": "y"])
+        #expect(mixed["i"] as? Int == 1 && mixed["b"] as? Bool == true && mixed["n"] as? Int64 == 2)
+        #expect(mixed["none"] == nil && mixed["s"] as? String == "y")
+    }
+
+    @Test func savingClearsTheRunsModifiedFlagAndTheKeyReadsAsAKeyDoes() throws {
+        try withDatabase { t in
+            try t.db.update("create table item (id integer primary key autoincrement, a integer, b text)")
+            let plain = try Record(["a": 1, "b": "x"])
+            let celled = try Record(["a": 1, "b": "x", "c": true])
+            celled.remove("c")
+            #expect(plain.storesCells == false && celled.storesCells)
+            _ = try t.db.batchSave("item", [plain, celled])
+            for record in [plain, celled] {
+                #expect(record.modifiedColumns.isEmpty)
+                #expect(record["a"] as? Int == 1 && record["b"] as? String == "x")
+            }
+            // The generated key reads the same from both.
+            #expect(type(of: plain["id"]!) == type(of: celled["id"]!))
+            #expect(plain.storesCells == false)
+            plain.a = 5
+            #expect(plain.modifiedColumns == ["a"])
+            try t.db.update("item", plain)
+            #expect(try t.db.queryInt("select a from item where id = ?", try plain.get("id", as: Int.self)) == 5)
+        }
+    }
+
+    @Test func aNewModelsColumnsFormARunAfterItsId() throws {
+        try withDatabase { t in
+            t.context.register(PlainRunItem.self)   // after start: the table is made at once
+            let item = PlainRunItem()
+            item.a = 3; item.b = "x"; item.c = 2.5
+            #expect(item.record.storesCells == false)
+            #expect(item.modifiedColumns == ["a", "b", "c"])
+            try item.save()
+            #expect(item.modifiedColumns.isEmpty && item.id != nil)
+            item.a = 4
+            #expect(item.modifiedColumns == ["a"])
+            try item.update()
+            let found = try #require(try PlainRunItem.dao.findById(item.id))
+            #expect(found.a == 4 && found.b == "x" && found.c == 2.5)
+        }
+    }
+
+    /// The same steps on a record whose cells form a run and on one that stores every cell give
+    /// the same record after each step.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
+    func everyStepLeavesTheSameRecordAsStoredCellsDo(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let names = ["a", "b", "c", "d", "e"]
+        let values: [Any?] = [1, 7, Int64(9), true, "s", "t", 2.5, nil, Data([1]), Date(timeIntervalSince1970: 5)]
+        for start in 0..<2 {
+            let plain = start == 0 ? try Record(["a": 1, "b": "x", "c": 1.5]) : Record()
+            let celled = start == 0 ? try Record(["a": 1, "b": "x", "c": 1.5, "z": Data()]) : try Record(["z": Data()])
+            celled.remove("z")
+            #expect(celled.storesCells || start == 1)
+            var steps: [String] = []
+            for _ in 0..<60 {
+                let name = names[Int(random.next() % UInt64(names.count))]
+                switch random.next() % 10 {
+                case 0:
+                    steps.append("remove \(name)")
+                    plain.remove(name); celled.remove(name)
+                case 1:
+                    steps.append("clearModified")
+                    plain.clearModified(); celled.clearModified()
+                case 2:
+                    steps.append("put \(name)")
+                    plain.put(name, .integer(42)); celled.put(name, .integer(42))
+                case 3:
+                    steps.append("markModified")
+                    let set = plain.clearModified()
+                    let other = celled.clearModified()
+                    plain.markModified(set); celled.markModified(other)
+                default:
+                    let value = values[Int(random.next() % UInt64(values.count))]
+                    steps.append("set \(name) = \(value.map { "\($0)" } ?? "nil")")
+                    plain.set(name, value); celled.set(name, value)
+                }
+                #expect(Self.observed(plain) == Self.observed(celled), "after \(steps)")
+            }
+        }
+    }
+
+    /// What a user can see of a record: names, modified columns, and each value with its type.
+    static func observed(_ record: Record) -> [String] {
+        let values = record.columnNames.map { name in
+            "\(name): \(record[name].map { "\(type(of: $0)) \($0)" } ?? "nil")"
+        }
+        return values + ["modified \(record.modifiedColumns)", "saved \((try? record.modifiedStoredColumns())?.map(\.name) ?? [])"]
+    }
+}
+
+final class PlainRunItem: Model {
+    @Column var a: Int?
+    @Column var b: String?
+    @Column var c: Double?
+    override class var tableName: String { "plain_run_item" }
+}
