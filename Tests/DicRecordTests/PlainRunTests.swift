@@ -38,8 +38,8 @@ struct PlainRunTests {
                 #expect(record.modifiedColumns.isEmpty)
                 #expect(record["a"] as? Int == 1 && record["b"] as? String == "x")
             }
-            // The generated key reads the same from both.
-            #expect(type(of: plain["id"]!) == type(of: celled["id"]!))
+            // The generated key reads as a stored INTEGER, as before.
+            #expect(plain["id"] is Int64 && celled["id"] is Int64)
             #expect(plain.storesCells == false)
             plain.a = 5
             #expect(plain.modifiedColumns == ["a"])
@@ -71,7 +71,7 @@ struct PlainRunTests {
     func everyStepLeavesTheSameRecordAsStoredCellsDo(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let names = ["a", "b", "c", "d", "e"]
-        let values: [Any?] = [1, 7, Int64(9), true, "s", "t", 2.5, nil, Data([1]), Date(timeIntervalSince1970: 5)]
+        let values: [Any?] = [1, 7, Int64(9), true, "s", "t", 2.5, -Double.infinity, nil, Data([1]), Date(timeIntervalSince1970: 5)]
         for start in 0..<2 {
             let plain = start == 0 ? try Record(["a": 1, "b": "x", "c": 1.5]) : Record()
             let celled = start == 0 ? try Record(["a": 1, "b": "x", "c": 1.5, "z": Data()]) : try Record(["z": Data()])
@@ -88,8 +88,10 @@ struct PlainRunTests {
                     steps.append("clearModified")
                     plain.clearModified(); celled.clearModified()
                 case 2:
-                    steps.append("put \(name)")
-                    plain.put(name, .integer(42)); celled.put(name, .integer(42))
+                    let stored: [DatabaseValue] = [.integer(42), .text("p"), .null, .real(1)]
+                    let value = stored[Int(random.next() % UInt64(stored.count))]
+                    steps.append("put \(name) \(value)")
+                    plain.put(name, value); celled.put(name, value)
                 case 3:
                     steps.append("markModified")
                     let set = plain.clearModified()
@@ -105,12 +107,99 @@ struct PlainRunTests {
         }
     }
 
-    /// What a user can see of a record: names, modified columns, and each value with its type.
+    /// What a user can see of a record: names, modified columns, and each value with its type,
+    /// by name, by index and typed.
     static func observed(_ record: Record) -> [String] {
-        let values = record.columnNames.map { name in
-            "\(name): \(record[name].map { "\(type(of: $0)) \($0)" } ?? "nil")"
+        let values = record.columnNames.enumerated().map { index, name in
+            "\(name): \(record[name].map { "\(type(of: $0)) \($0)" } ?? "nil") [\(record[index].map { "\(type(of: $0))" } ?? "nil")]"
+                + " \(String(describing: try? record.get(name, as: String?.self)))"
         }
-        return values + ["modified \(record.modifiedColumns)", "saved \((try? record.modifiedStoredColumns())?.map(\.name) ?? [])"]
+        let saved: String
+        do { saved = "\(try record.modifiedStoredColumns().map { "\($0.name)=\($0.value)" })" } catch { saved = "throws \(error)" }
+        return values + ["modified \(record.modifiedColumns)", "saved \(saved)", "json \((try? record.toJSON()) ?? "throws")"]
+    }
+
+    /// Steps a plain run can stand for keep it: common values written over its columns while
+    /// they are modified, new columns after it, reads of every kind.
+    @Test(arguments: [11, 12, 13, 14])
+    func stepsTheRunStandsForKeepIt(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        let values: [Any] = [1, -7, Int.max, 2.5, -0.0, Double.infinity, "s", "", "日本"]
+        let plain = Record()
+        let celled = try Record(["z": Data()])
+        celled.remove("z")
+        for step in 0..<80 {
+            // Existing columns, or the next new one.
+            let name = "c\(Int(random.next() % UInt64(plain.columnCount + 1)))"
+            let value = values[Int(random.next() % UInt64(values.count))]
+            plain.set(name, value); celled.set(name, value)
+            #expect(plain.storesCells == false, "step \(step)")
+            #expect(Self.observed(plain) == Self.observed(celled), "step \(step)")
+        }
+        // A save clears the run's flags, and the run stays.
+        plain.clearModified(); celled.clearModified()
+        #expect(plain.storesCells == false && plain.modifiedColumns.isEmpty)
+        #expect(Self.observed(plain) == Self.observed(celled))
+    }
+
+    @Test func aLiteralThatNamesAColumnTwiceKeepsTheLastValueAndItsType() throws {
+        let cases: [(KeyValuePairs<String, Any?>, [String], Bool)] = [
+            (["a": 1, "A": true], ["a: Bool true", "b: nil"], true),
+            (["a": true, "A": 1], ["a: Int 1", "b: nil"], true),
+            (["a": 1, "b": true, "A": 2], ["a: Int 2", "b: Bool true"], true),
+            (["a": 1, "A": 2.5], ["a: Double 2.5", "b: nil"], false),
+            (["a": 1, "b": "x", "A": "y"], ["a: String y", "b: String x"], false),
+        ]
+        for (literal, expected, storesCells) in cases {
+            let record = try Record(literal)
+            #expect(["a", "b"].map { "\($0): \(record[$0].map { "\(type(of: $0)) \($0)" } ?? "nil")" } == expected)
+            #expect(record.storesCells == storesCells)
+            #expect(record.modifiedColumns == record.columnNames)
+        }
+    }
+
+    @Test func aRunPastTheSixtyFourthColumnSavesAndRollsBack() throws {
+        try withDatabase { t in
+            let names = (0..<70).map { "c\($0)" }
+            try t.db.update("create table wide (id integer primary key autoincrement, \(names.map { "\($0) integer" }.joined(separator: ", ")))")
+            let plain = Record()
+            for (i, name) in names.enumerated() { plain.set(name, i) }
+            #expect(plain.storesCells == false)
+            // A save rolled back gives the record back as it was: every column modified, no key.
+            struct Undo: Error {}
+            #expect(throws: Undo.self) {
+                try t.db.transaction { db in
+                    _ = try db.save("wide", plain)
+                    #expect(plain.modifiedColumns.isEmpty && plain.hasColumn("id"))
+                    throw Undo()
+                }
+            }
+            #expect(plain.modifiedColumns == names)
+            #expect(plain.hasColumn("id") == false)
+            #expect(plain["c69"] as? Int == 69)
+            _ = try t.db.save("wide", plain)
+            #expect(plain.modifiedColumns.isEmpty)
+            #expect(try t.db.queryInt("select c69 from wide") == 69)
+        }
+    }
+
+    @Test func aNewModelsSaveRolledBackIsModifiedAgain() throws {
+        try withDatabase { t in
+            t.context.register(PlainRunItem.self)
+            let item = PlainRunItem()
+            item.a = 1; item.b = "x"
+            struct Undo: Error {}
+            #expect(throws: Undo.self) {
+                try t.db.transaction { _ in
+                    try item.save()
+                    throw Undo()
+                }
+            }
+            #expect(item.modifiedColumns == ["a", "b"])
+            #expect(item.id == nil)
+            try item.save()
+            #expect(try PlainRunItem.dao.findById(item.id)?.b == "x")
+        }
     }
 }
 

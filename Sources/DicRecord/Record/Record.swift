@@ -365,11 +365,13 @@ public final class Record: Sendable {
         let cells: ContiguousArray<Cell>?
     }
 
-    convenience init(_ built: Built) {
+    @inline(__always)
+    convenience init(_ built: consuming Built) {
         // Written from birth: its values are its base, unshared, so its first write, such as a
         // save's generated key, copies nothing.
         self.init(writing: built.layout, values: RowValues(built.values), cells: built.cells,
-                  plainCells: built.cells == nil ? PlainCells(lower: 0, upper: UInt16(built.values.count), modified: true) : PlainCells())
+                  plainCells: built.cells == nil && !built.values.isEmpty
+                      ? PlainCells(lower: 0, upper: UInt16(built.values.count), modified: true) : PlainCells())
     }
 
     /// (Generic over the pairs: a record literal is read where it is, not copied.)
