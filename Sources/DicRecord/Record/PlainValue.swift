@@ -78,6 +78,9 @@ enum PlainKind: UInt8 {
 protocol BuildingPairs {
     var count: Int { get }
     func name(at index: Int) -> String
+    /// Whether the name at `index` is `expected`, with the same UTF-8 bytes' length (for ASCII
+    /// names, the same bytes: see `Record.LayoutReuse`).
+    func name(at index: Int, is expected: String) -> Bool
     /// The value at `index` when it is of a common type, read in place and encoded by the
     /// built-in rules, with its kind (nothing of it kept as an `Any`); nil otherwise.
     func plain(at index: Int) -> (stored: DatabaseValue, kind: PlainKind)?
@@ -108,6 +111,9 @@ struct ArrayPairs: BuildingPairs {
     let pairs: [(key: String, value: Any?)]
     var count: Int { pairs.count }
     func name(at index: Int) -> String { pairs[index].key }
+    func name(at index: Int, is expected: String) -> Bool {
+        pairs[index].key.utf8.count == expected.utf8.count && pairs[index].key == expected
+    }
     func plain(at index: Int) -> (stored: DatabaseValue, kind: PlainKind)? {
         PlainValue.peek(pairs[index].value)?.encoded
     }
@@ -132,6 +138,14 @@ struct LiteralPairs: BuildingPairs {
         guard let base = elements.baseAddress else { return elements[index].key }
         precondition(index >= 0 && index < elements.count, "element index out of range")
         return (UnsafeRawPointer(base + index) + Self.keyOffset).load(as: String.self)
+    }
+    /// (Compared where it lies, through a typed pointer: a loaded copy is retained and released.)
+    @inline(__always)
+    func name(at index: Int, is expected: String) -> Bool {
+        guard let base = elements.baseAddress else { return elements[index].key == expected }
+        precondition(index >= 0 && index < elements.count, "element index out of range")
+        let name = (UnsafeRawPointer(base + index) + Self.keyOffset).assumingMemoryBound(to: String.self)
+        return name.pointee.utf8.count == expected.utf8.count && name.pointee == expected
     }
     @inline(__always)
     func plain(at index: Int) -> (stored: DatabaseValue, kind: PlainKind)? {

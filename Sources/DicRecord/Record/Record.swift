@@ -242,11 +242,13 @@ public final class Record: Sendable {
         var upper: UInt16 = 0
         var modified = false
 
-        var isEmpty: Bool { lower == upper }
+        var isEmpty: Bool { @inline(__always) get { lower == upper } }
 
+        @inline(__always)
         func contains(_ i: Int) -> Bool { i >= Int(lower) && i < Int(upper) }
 
         /// The kind of the common value a run's column stores `stored` for.
+        @inline(__always)
         static func naturalKind(of stored: DatabaseValue) -> PlainKind? {
             switch stored {
             case .integer: .int
@@ -257,6 +259,7 @@ public final class Record: Sendable {
         }
 
         /// Whether `cell`, holding `stored`, is the cell a run with these flags stands for.
+        @inline(__always)
         func stands(for cell: Cell, _ stored: DatabaseValue) -> Bool {
             cell.box == nil && cell.hasSwiftValue && cell.modified == modified
                 && cell.plain != .none && cell.plain == Self.naturalKind(of: stored)
@@ -402,7 +405,6 @@ public final class Record: Sendable {
         var allASCII = true
         let fast = registry.fastPathEnabled
         for index in 0..<count {
-            let name = pairs.name(at: index)
             let encoded: DatabaseValue
             let cell: Cell
             if fast, let plain = pairs.plain(at: index) {
@@ -414,17 +416,19 @@ public final class Record: Sendable {
                 do {
                     value = try pairs.encoded(at: index, registry: registry)
                 } catch let error as ConversionError {
-                    throw error.inColumn(name)
+                    throw error.inColumn(pairs.name(at: index))
                 }
                 encoded = value.stored
                 cell = Cell(swiftValue: value.kept, hasSwiftValue: value.kept != nil, modified: true)
             }
-            if reuse.matches(name) {
+            // (The name is compared where it lies: taking it out retains and releases it.)
+            if reuse.matches(index, of: pairs) {
                 if cells == nil, !run.stands(for: cell, encoded) { cells = madeCells() }
                 values.append(encoded)
                 cells?.append(cell)
                 continue
             }
+            let name = pairs.name(at: index)
             if let matched = reuse.stop() {
                 // The names so far are the layout's first ones.
                 names = Array(matched.names[0..<values.count])
@@ -485,12 +489,10 @@ public final class Record: Sendable {
             layout = last
         }
 
-        /// Whether `name` is the layout's next name (spelled with the same bytes).
+        /// Whether the name at `index` of `pairs` is the layout's next name (spelled with the same bytes).
         @inline(__always)
-        mutating func matches(_ name: String) -> Bool {
-            guard let layout, next < layout.names.count else { return false }
-            let expected = layout.names[next]
-            guard name.utf8.count == expected.utf8.count, name == expected else { return false }
+        mutating func matches<Pairs: BuildingPairs>(_ index: Int, of pairs: Pairs) -> Bool {
+            guard let layout, next < layout.names.count, pairs.name(at: index, is: layout.names[next]) else { return false }
             next += 1
             return true
         }
