@@ -11,6 +11,54 @@ import Testing
         try db.batch("insert into t (id, n, s) values (?, ?, ?)", (1...rows).map { [$0, $0 * 3, "row \($0)"] })
     }
 
+    /// `RowStorage.make` downcasts what `ManagedBuffer.create` returns: an instance of the class
+    /// it was called on. Both forms, and a grown array, must be of `RowStorage` itself.
+    @Test func theStorageIsItsOwnClass() throws {
+        var values = RowValues([.integer(1), .text("a")])
+        #expect(ObjectIdentifier(type(of: values.storage as AnyObject)) == ObjectIdentifier(RowStorage.self))
+        for i in 0..<20 { values.append(.integer(Int64(i))) }
+        #expect(ObjectIdentifier(type(of: values.storage as AnyObject)) == ObjectIdentifier(RowStorage.self))
+        #expect(values.count == 22 && values[1] == .text("a") && values[21] == .integer(19))
+        let block = RowStorage.block(tags: [.integer], payloads: [7], objects: [])
+        #expect(ObjectIdentifier(type(of: block as AnyObject)) == ObjectIdentifier(RowStorage.self))
+        #expect(block.value(at: 0) == .integer(7))
+    }
+
+    /// `RowStorage` reaches its header and values by offsets from the object (not through
+    /// `ManagedBuffer`'s checked accessors): they must be where `ManagedBuffer` puts them.
+    @Test func theHeaderAndValuesLieWhereTheBufferPutsThem() throws {
+        for storage in [RowValues([.integer(1), .text("a")]).storage, RowValues(ContiguousArray()).storage,
+                        RowStorage.block(tags: [.null], payloads: [0], objects: [])] {
+            storage.withUnsafeMutablePointers { header, elements in
+                #expect(UnsafeMutableRawPointer(header) == UnsafeMutableRawPointer(storage.headerPointer))
+                #expect(UnsafeMutableRawPointer(elements) == UnsafeMutableRawPointer(storage.elements))
+            }
+            #expect(storage.fields.isArray == storage.withUnsafeMutablePointerToHeader { $0.pointee.isArray })
+        }
+    }
+
+    /// A written record's values lie in its storage object: growing, copying on write and
+    /// overwriting keep every value, and each view sees only its own writes.
+    @Test func arrayStorageGrowsCopiesAndOverwritesExactly() throws {
+        var a = RowValues([.integer(1)])
+        for i in 2...40 { a.append(i % 3 == 0 ? .text("t\(i)") : .integer(Int64(i))) }
+        var b = a                                    // shared until written
+        b[0] = .real(0.5)
+        #expect(a[0] == .integer(1) && b[0] == .real(0.5))
+        #expect(Array(a.dropFirst()) == Array(b.dropFirst()))
+        #expect(a.array.count == 40 && a.array[2] == .text("t3"))
+        b.overwrite(count: 40) { .integer(Int64($0)) }
+        #expect(b.array == (0..<40).map { DatabaseValue.integer(Int64($0)) })
+        #expect(a[39] == .integer(40))
+        let fewer = a.removing([0, 39])
+        #expect(fewer.count == 38 && fewer[0] == .integer(2))
+        // A record written many times stays whole.
+        let record = Record()
+        for i in 0..<100 { record.set("c\(i)", "v\(i)") }
+        for i in stride(from: 0, to: 100, by: 7) { record.set("c\(i)", i) }
+        #expect(record["c7"] as? Int == 7 && record["c8"] as? String == "v8" && record.columnCount == 100)
+    }
+
     @Test func aLargeResultSpansManyBlocksInOrder() throws {
         try withDatabase { t in
             try makeTable(t.db, rows: 10_000)

@@ -21,13 +21,7 @@ extension Statement {
     /// Written straight into the new buffer: no capacity or uniqueness check per value.
     @inline(__always)
     func rowValues() -> RowValues {
-        let count = columnCount
-        let values = ContiguousArray<DatabaseValue>(unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
-            guard let base = buffer.baseAddress else { return }
-            for i in 0..<count { (base + Int(i)).initialize(to: value(at: i)) }
-            initialized = Int(count)
-        }
-        let row = RowValues(values)
+        let row = RowValues(count: Int(columnCount)) { value(at: Int32($0)) }
         if let invalidTexts = takeInvalidTexts() { row.storage.invalidTexts = invalidTexts }
         return row
     }
@@ -104,7 +98,7 @@ extension Statement {
                 }
             }
             objectsPerRow = (objects.count + rows - 1) / rows
-            let storage = RowStorage(tags: tags, payloads: payloads, objects: objects, invalidTexts: invalidTexts)
+            let storage = RowStorage.block(tags: tags, payloads: payloads, objects: objects, invalidTexts: invalidTexts)
             for row in 0..<rows {
                 records.append(make(RowValues(storage: storage, start: row * columns, count: columns)))
             }
@@ -179,7 +173,7 @@ struct RowBlockBuilder {
     }
 
     private mutating func flush(last: Bool = false) {
-        let storage = RowStorage(tags: tags, payloads: payloads, objects: objects)
+        let storage = RowStorage.block(tags: tags, payloads: payloads, objects: objects)
         for row in 0..<rows {
             finished.append(RowValues(storage: storage, start: row * columns, count: columns))
         }

@@ -362,7 +362,8 @@ public final class Record: Sendable {
     /// The layout, values and cells of a record built from `pairs`.
     struct Built {
         let layout: RowLayout
-        let values: ContiguousArray<DatabaseValue>
+        /// In storage of their own, which the record takes over.
+        let values: RowValues
         /// Nil when every value is a common one, written as its storage class's type: the
         /// record's columns are then one plain run (`plainCells`), with no cells to allocate.
         let cells: ContiguousArray<Cell>?
@@ -372,7 +373,7 @@ public final class Record: Sendable {
     convenience init(_ built: consuming Built) {
         // Written from birth: its values are its base, unshared, so its first write, such as a
         // save's generated key, copies nothing.
-        self.init(writing: built.layout, values: RowValues(built.values), cells: built.cells,
+        self.init(writing: built.layout, values: built.values, cells: built.cells,
                   plainCells: built.cells == nil && !built.values.isEmpty
                       ? PlainCells(lower: 0, upper: UInt16(built.values.count), modified: true) : PlainCells())
     }
@@ -381,7 +382,8 @@ public final class Record: Sendable {
     @inline(__always)
     static func build<Pairs: BuildingPairs>(_ pairs: Pairs, registry: Converters) throws -> Built {
         let count = pairs.count
-        var values = ContiguousArray<DatabaseValue>()
+        // Room for one more: saving a record built without its key writes the generated one back.
+        var values = RowValues(storage: RowStorage.array(EmptyCollection(), capacity: count + 1), start: 0, count: 0)
         // Made at the first cell a plain run cannot stand for (see `PlainCells`), or when there
         // are too many columns for a run.
         var cells: ContiguousArray<Cell>? = count < Int(UInt16.max) ? nil : ContiguousArray()
@@ -393,8 +395,6 @@ public final class Record: Sendable {
             for value in values { made.append(PlainCells.naturalKind(of: value).map { Cell(plain: $0) } ?? Cell()) }
             return made
         }
-        // Room for one more: saving a record built without its key writes the generated one back.
-        values.reserveCapacity(count + 1)
         // Records built in a loop (a batch) share the layout of the previous one: while the names
         // come in that layout's order, each is compared with its counterpart there and nothing
         // else is done with it (an ASCII layout of distinct names: see `LayoutReuse`).

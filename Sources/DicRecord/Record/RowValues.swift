@@ -13,7 +13,7 @@ import Foundation
 /// `RowStorage.blockValues` values (36 KiB) and, past `RowStorage.blockObjectBytes` of text and
 /// blobs, the rest of the row that crossed it.
 @usableFromInline
-struct RowValues: RandomAccessCollection, Sendable {
+struct RowValues: RandomAccessCollection, @unchecked Sendable {
     @usableFromInline var storage: RowStorage
     @usableFromInline var start: Int32
     @usableFromInline var length: Int32
@@ -27,7 +27,20 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// Values of their own.
     init(_ values: ContiguousArray<DatabaseValue>) {
-        self.init(storage: RowStorage(values), start: 0, count: values.count)
+        self.init(storage: RowStorage.array(values, capacity: values.capacity), start: 0, count: values.count)
+    }
+
+    /// `count` values of their own, each written in place (`value(i)` for the i-th).
+    @inline(__always)
+    init(count: Int, _ value: (Int) throws -> DatabaseValue) rethrows {
+        let storage = RowStorage.array(EmptyCollection(), capacity: count)
+        let elements = storage.elements
+        for i in 0..<count {
+            (elements + i).initialize(to: try value(i))
+            // Counted as it goes: a throw leaves the storage holding what was written.
+            storage.headerPointer.pointee.count = i + 1
+        }
+        self.init(storage: storage, start: 0, count: count)
     }
 
     /// No values: one storage that every empty record starts from (the first write gives a
@@ -55,7 +68,7 @@ struct RowValues: RandomAccessCollection, Sendable {
         set {
             precondition(position >= 0 && position < Int(length), "column index out of range")
             makeUnique()
-            storage.values[position] = newValue
+            storage.setValue(newValue, at: position)
             if storage.invalidTexts != nil { storage.invalidTexts![position] = nil }
         }
     }
@@ -83,15 +96,13 @@ struct RowValues: RandomAccessCollection, Sendable {
     @inline(__always)
     func withContiguousValues<R>(_ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R) rethrows -> R? {
         guard storage.isArray else { return nil }
-        return try storage.values.withUnsafeBufferPointer { all in
-            try body(UnsafeBufferPointer(rebasing: all[Int(start) ..< Int(start) + Int(length)]))
-        }
+        return try storage.withValues(start: Int(start), count: Int(length), body)
     }
 
     /// The values as an array: the storage's own (shared, no copy) when the view covers all of
     /// it, else a copy.
     var array: [DatabaseValue] {
-        if storage.isArray, start == 0, storage.values.count == Int(length) { return Array(storage.values) }
+        if storage.isArray { return storage.withValues(start: Int(start), count: Int(length)) { Array($0) } }
         return (0..<Int(length)).map { storage.value(at: Int(start) &+ $0) }
     }
 
@@ -104,7 +115,7 @@ struct RowValues: RandomAccessCollection, Sendable {
     func storageClass(at position: Int) -> StorageType? {
         precondition(position >= 0 && position < Int(length), "column index out of range")
         let index = Int(start) &+ position
-        if storage.isArray { return storage.values[index].storageType }
+        if storage.isArray { return storage.value(at: index).storageType }
         switch storage.tags[index] {
         case .null: return nil
         case .integer: return .integer
@@ -132,17 +143,17 @@ struct RowValues: RandomAccessCollection, Sendable {
     mutating func append(_ value: DatabaseValue, expected: @autoclosure () -> Int = 0) {
         if !ownsArray { makeUnique(room: expected()) }
         // A record built one column at a time: room for 8 at once (or as many as expected), not 1, 2, 4, 8.
-        if storage.values.count == storage.values.capacity {
-            storage.values.reserveCapacity(Swift.max(8, storage.values.count * 2, expected()))
+        if storage.count == storage.arrayCapacity {
+            storage = storage.movedOut(capacity: Swift.max(8, storage.count * 2, expected()))
         }
-        storage.values.append(value)
+        storage.append(value)
         length += 1
     }
 
     /// How many values the view's own storage holds before it must grow (its count when the
     /// storage is shared).
     var capacity: Int {
-        storage.isArray && start == 0 && storage.values.count == Int(length) ? storage.values.capacity : Int(length)
+        storage.isArray && start == 0 && storage.count == Int(length) ? storage.arrayCapacity : Int(length)
     }
 
     /// Overwrites the values in place when they are this view's alone (as `Db.each` refills its
@@ -150,13 +161,11 @@ struct RowValues: RandomAccessCollection, Sendable {
     /// The bytes of non-UTF-8 TEXT of the old values are dropped (`setInvalidTexts(_:)` sets the new ones).
     @inline(__always)
     mutating func overwrite(count: Int, _ value: (Int) -> DatabaseValue) {
-        if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.values.count == count {
-            storage.values.withUnsafeMutableBufferPointer { buffer in
-                for i in 0..<count { buffer[i] = value(i) }
-            }
+        if isKnownUniquelyReferenced(&storage), storage.isArray, start == 0, storage.count == count {
+            storage.overwrite(count: count, value)
             length = Int32(count)
         } else {
-            self = RowValues(ContiguousArray((0..<count).map(value)))
+            self = RowValues(count: count, value)
         }
         if storage.invalidTexts != nil { storage.invalidTexts = nil }
     }
@@ -172,7 +181,7 @@ struct RowValues: RandomAccessCollection, Sendable {
 
     /// Whether the view has an array of its own holding exactly its values (it may write them).
     private var ownsArray: Bool {
-        mutating get { isKnownUniquelyReferenced(&storage) && storage.isArray && start == 0 && storage.values.count == Int(length) }
+        mutating get { isKnownUniquelyReferenced(&storage) && storage.isArray && start == 0 && storage.count == Int(length) }
     }
 
     /// Gives the view an array of its own (holding exactly its values, with room for `room`)
@@ -181,41 +190,53 @@ struct RowValues: RandomAccessCollection, Sendable {
     mutating func makeUnique(room: Int = 0) {
         if ownsArray { return }
         // Room for two more: the first write to a record often adds a column (a generated key).
-        var copy = ContiguousArray<DatabaseValue>()
-        copy.reserveCapacity(Swift.max(Int(length) + 2, room))
-        for i in 0..<Int(length) { copy.append(storage.value(at: Int(start) &+ i)) }
+        let old = storage, first = Int(start)
+        let copy = RowStorage.array((0..<Int(length)).lazy.map { old.value(at: first &+ $0) }, capacity: Swift.max(Int(length) + 2, room))
         let invalidTexts = storage.invalidTexts.map { all in
             all.compactMap { (index: Int, bytes: Data) in
                 index >= Int(start) && index < Int(start) + Int(length) ? (index - Int(start), bytes) : nil
             }
         }
-        self = RowValues(copy)
+        self = RowValues(storage: copy, start: 0, count: Int(length))
         if let invalidTexts, !invalidTexts.isEmpty { storage.invalidTexts = Dictionary(uniqueKeysWithValues: invalidTexts) }
     }
 }
 
-/// Values viewed by `RowValues`: either an array of `DatabaseValue` that one view owns and may
-/// write, or a compact block of many rows that a fetch fills once and no one writes after.
-/// (The sole-reference rule makes every write exclusive, so sharing a storage between threads
-/// is safe and the runtime's dynamic exclusivity checks, which cost more than the reads, are off.)
+/// The kinds of value a block stores (`RowStorage.Tag`).
 @usableFromInline
-final class RowStorage: @unchecked Sendable {
-    /// The array form; empty in a block.
-    @usableFromInline @exclusivity(unchecked) var values: ContiguousArray<DatabaseValue>
-    /// The block form, one entry per value; empty in the array form (a block is never empty).
-    @usableFromInline let tags: ContiguousArray<Tag>
-    @usableFromInline let payloads: ContiguousArray<UInt64>
-    /// A block's TEXT and BLOB values; their payload is their position here.
-    @usableFromInline let objects: ContiguousArray<DatabaseValue>
+enum RowTag: UInt8, Sendable {
+    case null, integer, real, object
+}
+
+/// What a `RowStorage` holds besides its array form's values (which follow it in the same
+/// allocation).
+@usableFromInline
+struct RowStorageHeader {
+    /// The array form: how many values are initialized, and room for how many.
+    @usableFromInline var count: Int
+    @usableFromInline var capacity: Int
+    /// The array form (kept in the object itself: telling the forms apart loads nothing more).
+    @usableFromInline let isArray: Bool
     /// The stored bytes of TEXT values that are not UTF-8, by value index (as `value(at:)`
     /// counts); nil when there is none, as almost always. Set once when the storage is filled,
     /// or by the view that owns an array storage.
-    @usableFromInline @exclusivity(unchecked) var invalidTexts: [Int: Data]?
+    @usableFromInline var invalidTexts: [Int: Data]?
+    /// The block form, one entry per value; empty in the array form (a block is never empty).
+    @usableFromInline let tags: ContiguousArray<RowTag>
+    @usableFromInline let payloads: ContiguousArray<UInt64>
+    /// A block's TEXT and BLOB values; their payload is their position here.
+    @usableFromInline let objects: ContiguousArray<DatabaseValue>
+}
 
-    @usableFromInline
-    enum Tag: UInt8, Sendable {
-        case null, integer, real, object
-    }
+/// Values viewed by `RowValues`: either an array of `DatabaseValue` that one view owns and may
+/// write, or a compact block of many rows that a fetch fills once and no one writes after.
+/// The array form's values lie in the storage object itself, after its header: a record built
+/// or written is one allocation fewer than with an array of its own. The sole-reference rule
+/// makes every write exclusive (`RowValues.ownsArray`), so sharing a storage between threads is
+/// safe (`RowValues` says so for it: `ManagedBuffer` declares no `Sendable`).
+@usableFromInline
+final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
+    @usableFromInline typealias Tag = RowTag
 
     /// The most values a fetch puts in one block (4,096 × 9 bytes).
     static let blockValues = 4096
@@ -223,36 +244,140 @@ final class RowStorage: @unchecked Sendable {
     /// kept from a large result keeps little of its neighbours' text alive.
     static let blockObjectBytes = 64 * 1024
 
-    /// The array form (kept in the object itself: telling the forms apart loads nothing more).
-    @usableFromInline let isArray: Bool
-
-    init(_ values: ContiguousArray<DatabaseValue>) {
-        self.values = values
-        tags = []
-        payloads = []
-        objects = []
-        isArray = true
+    /// A storage of `header`, with room for `capacity` values.
+    ///
+    /// Unsafe, fenced: `create` allocates an instance of the class it is called on (`ManagedBuffer`'s
+    /// documented contract), typed as its superclass; the downcast only restores the type.
+    /// `FetchStorageTests.theStorageIsItsOwnClass` fails if an instance of another class comes back.
+    private static func make(_ header: RowStorageHeader, capacity: Int) -> RowStorage {
+        unsafeDowncast(create(minimumCapacity: capacity) { _ in header }, to: RowStorage.self)
     }
 
-    init(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>,
-         invalidTexts: [Int: Data]? = nil) {
-        self.invalidTexts = invalidTexts
-        values = []
-        self.tags = tags
-        self.payloads = payloads
-        self.objects = objects
-        isArray = false
+    /// An array storage holding `values`, with room for at least `capacity`.
+    static func array<C: Collection<DatabaseValue>>(_ values: C, capacity: Int = 0) -> RowStorage {
+        let room = Swift.max(values.count, capacity)
+        let storage = make(RowStorageHeader(count: 0, capacity: room, isArray: true, invalidTexts: nil,
+                                            tags: [], payloads: [], objects: []), capacity: room)
+        let elements = storage.elements
+        var i = 0
+        for value in values {
+            (elements + i).initialize(to: value)
+            i += 1
+        }
+        storage.headerPointer.pointee.count = i
+        return storage
+    }
+
+    /// A block of rows a fetch filled.
+    static func block(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>,
+                      invalidTexts: [Int: Data]? = nil) -> RowStorage {
+        make(RowStorageHeader(count: 0, capacity: 0, isArray: false, invalidTexts: invalidTexts,
+                              tags: tags, payloads: payloads, objects: objects), capacity: 0)
+    }
+
+    deinit {
+        elements.deinitialize(count: fields.count)
+    }
+
+    /// The header and the values, reached without `ManagedBuffer`'s accessors: each of those
+    /// begins a dynamically checked access to its stored `header` (`swift_beginAccess`, about
+    /// 200 instructions), where the fields this replaced were read with the checks off.
+    ///
+    /// Unsafe, fenced: an object starts with the runtime's two-word object header, and
+    /// `ManagedBuffer`'s one stored property, `header`, follows at its alignment; the values
+    /// follow the instance at theirs. `FetchStorageTests.theHeaderAndValuesLieWhereTheBufferPutsThem`
+    /// compares both addresses with the ones `ManagedBuffer` gives.
+    @inlinable static var headerOffset: Int {
+        let alignment = MemoryLayout<RowStorageHeader>.alignment
+        return (2 * MemoryLayout<Int>.size + alignment - 1) & ~(alignment - 1)
+    }
+    @inlinable static var elementsOffset: Int {
+        let alignment = MemoryLayout<DatabaseValue>.alignment
+        return (headerOffset + MemoryLayout<RowStorageHeader>.size + alignment - 1) & ~(alignment - 1)
+    }
+    /// The header (`ManagedBuffer.header` without its checked access).
+    @inlinable var fields: RowStorageHeader {
+        @inline(__always) _read { yield headerPointer.pointee }
+    }
+    @inlinable var headerPointer: UnsafeMutablePointer<RowStorageHeader> {
+        @inline(__always) get {
+            (UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque()) + Self.headerOffset)
+                .assumingMemoryBound(to: RowStorageHeader.self)
+        }
+    }
+    @inlinable var elements: UnsafeMutablePointer<DatabaseValue> {
+        @inline(__always) get {
+            (UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque()) + Self.elementsOffset)
+                .assumingMemoryBound(to: DatabaseValue.self)
+        }
+    }
+
+    @inlinable var isArray: Bool { fields.isArray }
+    @inlinable var tags: ContiguousArray<Tag> { _read { yield fields.tags } }
+    @inlinable var payloads: ContiguousArray<UInt64> { _read { yield fields.payloads } }
+    @inlinable var objects: ContiguousArray<DatabaseValue> { _read { yield fields.objects } }
+    /// The array form's values: how many there are, and room for how many.
+    @inlinable var count: Int { fields.count }
+    var arrayCapacity: Int { fields.capacity }
+    @usableFromInline var invalidTexts: [Int: Data]? {
+        _read { yield fields.invalidTexts }
+        _modify { yield &headerPointer.pointee.invalidTexts }
     }
 
     @inlinable @inline(__always)
     func value(at index: Int) -> DatabaseValue {
-        if isArray { return values[index] }
+        if isArray {
+            // The array form's bounds, as an array's subscript checks them.
+            precondition(index >= 0 && index < fields.count, "value index out of range")
+            return elements[index]
+        }
         switch tags[index] {
         case .integer: return .integer(Int64(bitPattern: payloads[index]))
         case .real: return .real(Double(bitPattern: payloads[index]))
         case .object: return objects[Int(payloads[index])]
         case .null: return .null
         }
+    }
+
+    /// Writes the array form's value at `index` (the caller owns the storage).
+    @usableFromInline func setValue(_ value: DatabaseValue, at index: Int) {
+        precondition(isArray && index >= 0 && index < fields.count, "value index out of range")
+        elements[index] = value
+    }
+
+    /// Appends to the array form, which has room (the caller owns the storage).
+    func append(_ value: DatabaseValue) {
+        let header = headerPointer
+        precondition(header.pointee.isArray && header.pointee.count < header.pointee.capacity, "no room to append")
+        (elements + header.pointee.count).initialize(to: value)
+        header.pointee.count += 1
+    }
+
+    /// The array form's values moved into a new storage with room for `capacity`; this one is
+    /// left empty (the caller owns it and drops it).
+    func movedOut(capacity: Int) -> RowStorage {
+        let room = Swift.max(capacity, count)
+        let grown = RowStorage.make(RowStorageHeader(count: 0, capacity: room, isArray: true, invalidTexts: invalidTexts,
+                                                     tags: [], payloads: [], objects: []), capacity: room)
+        grown.elements.moveInitialize(from: elements, count: fields.count)
+        grown.headerPointer.pointee.count = fields.count
+        headerPointer.pointee.count = 0
+        return grown
+    }
+
+    /// The array form's values `start..<start + count` as a buffer, for `body`.
+    @inline(__always)
+    func withValues<R>(start: Int, count: Int, _ body: (UnsafeBufferPointer<DatabaseValue>) throws -> R) rethrows -> R {
+        precondition(isArray && start >= 0 && count >= 0 && start + count <= fields.count, "values out of range")
+        return try body(UnsafeBufferPointer(start: elements + start, count: count))
+    }
+
+    /// Overwrites the array form's values `0..<count` in place (the caller owns the storage).
+    @inline(__always)
+    func overwrite(count: Int, _ value: (Int) -> DatabaseValue) {
+        precondition(isArray && count <= fields.count, "values out of range")
+        let elements = self.elements
+        for i in 0..<count { elements[i] = value(i) }
     }
 }
 
