@@ -99,8 +99,8 @@ struct RowValues: RandomAccessCollection, @unchecked Sendable {
         return try storage.withValues(start: Int(start), count: Int(length), body)
     }
 
-    /// The values as an array: the storage's own (shared, no copy) when the view covers all of
-    /// it, else a copy.
+    /// The values as a new array (a copy: the array form's values lie in their storage object,
+    /// which no `Array` can share).
     var array: [DatabaseValue] {
         if storage.isArray { return storage.withValues(start: Int(start), count: Int(length)) { Array($0) } }
         return (0..<Int(length)).map { storage.value(at: Int(start) &+ $0) }
