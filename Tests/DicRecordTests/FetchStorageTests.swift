@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import DicRecord
 
@@ -57,6 +58,43 @@ import Testing
         for i in 0..<100 { record.set("c\(i)", "v\(i)") }
         for i in stride(from: 0, to: 100, by: 7) { record.set("c\(i)", i) }
         #expect(record["c7"] as? Int == 7 && record["c8"] as? String == "v8" && record.columnCount == 100)
+    }
+
+    /// Storage destroys its values one by one, releasing only TEXT and BLOB values (`deinit`):
+    /// every BLOB's bytes are freed exactly once, when the last storage holding them goes, and not
+    /// before, through growth, copies on write, overwrites, removals and records built and dropped.
+    @Test func valuesHoldingBytesAreFreedOnceWhenTheLastStorageGoes() throws {
+        let freed = Mutex<[Int]>([])
+        // Large enough to be kept by reference (a small Data copies its bytes inline).
+        func tracked(_ n: Int) -> Data {
+            let bytes = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+            bytes.initializeMemory(as: UInt8.self, repeating: UInt8(n), count: 256)
+            return Data(bytesNoCopy: bytes, count: 256, deallocator: .custom { pointer, _ in
+                pointer.deallocate()
+                freed.withLock { $0.append(n) }
+            })
+        }
+        do {
+            var a = RowValues([.integer(1), .blob(tracked(1)), .text("t")])
+            for i in 2...30 { a.append(i % 5 == 0 ? .blob(tracked(i)) : (i % 2 == 0 ? .text("t\(i)") : .real(Double(i)))) }
+            var b = a                                    // shared until written
+            b[1] = .null                                 // b copies; blob 1 lives on in a
+            #expect(freed.withLock { $0 } == [])
+            let fewer = a.removing([1])
+            a.overwrite(count: 3) { .integer(Int64($0)) }   // a lets blob 1 go; b and fewer keep the rest
+            #expect(freed.withLock { $0 } == [1])
+            let shared = tracked(100)
+            b.overwrite(count: 2) { _ in .blob(shared) }
+            #expect(freed.withLock { $0 } == [1])        // `fewer` still holds blobs 5, 10, ..., 30
+            #expect(fewer.array.filter { if case .blob = $0 { true } else { false } }.count == 6)
+            let record = try Record(["a": 1, "b": tracked(200), "c": "x"])
+            record.set("b", tracked(201))
+            #expect(freed.withLock { $0 }.sorted() == [1, 200])
+            #expect(record.b as Data? == Data(repeating: 201, count: 256))
+            #expect(b[0] == .blob(Data(repeating: 100, count: 256)))
+        }
+        // Each freed once: 1, 5, 10, ..., 30, the overwrite's (one value, copied into two slots), 200, 201.
+        #expect(freed.withLock { $0 }.sorted() == [1, 5, 10, 15, 20, 25, 30, 100, 200, 201])
     }
 
     @Test func aLargeResultSpansManyBlocksInOrder() throws {

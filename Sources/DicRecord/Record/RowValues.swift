@@ -276,7 +276,16 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
     }
 
     deinit {
-        elements.deinitialize(count: fields.count)
+        // One by one, in code specialized for `DatabaseValue`: `deinitialize(count:)` goes through
+        // the runtime's generic array destroy, about 40 instructions a value, where a number here
+        // is a tag test (7). Only TEXT and BLOB values hold anything to release.
+        let elements = self.elements
+        for i in 0..<fields.count {
+            switch elements[i] {
+            case .null, .integer, .real: continue
+            case .text, .blob: _ = (elements + i).move()
+            }
+        }
     }
 
     /// The header and the values, reached without `ManagedBuffer`'s accessors: each of those
