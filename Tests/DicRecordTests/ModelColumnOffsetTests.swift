@@ -38,6 +38,51 @@ final class OffsetDerived: OffsetBase {
     override class var tableName: String { "offset_derived" }
 }
 
+/// Columns of every width, packed tight now that a wrapper carries no mark: a `Bool` column is
+/// one byte, an `Int8?` two, so neighbours begin at odd offsets.
+struct OffsetPoint: Codable, Equatable { var x: Int8; var y: Int8 }
+class OffsetPackedBase: Model {
+    @Column var flag: Bool = false
+    @Column var tiny: Int8?
+    @Column var other: Bool = true
+    @Column var name: String?
+}
+
+final class OffsetPacked: OffsetPackedBase {
+    @Column var small: UInt8 = 7
+    @Column var point: OffsetPoint?
+    @Column var last: Bool = false
+    @Column var score: Double = 0.5
+    override class var tableName: String { "offset_packed" }
+}
+
+extension OffsetPackedBase {
+    /// The base class's wrappers: where each lies, and its stored property's name.
+    var baseWrapperOffsets: [(Int, String)] {
+        [(withUnsafeMutablePointer(to: &_flag) { Model.columnOffset($0, in: self) }, "_flag"),
+         (withUnsafeMutablePointer(to: &_tiny) { Model.columnOffset($0, in: self) }, "_tiny"),
+         (withUnsafeMutablePointer(to: &_other) { Model.columnOffset($0, in: self) }, "_other"),
+         (withUnsafeMutablePointer(to: &_name) { Model.columnOffset($0, in: self) }, "_name")]
+    }
+}
+
+extension OffsetPacked {
+    var ownWrapperOffsets: [(Int, String)] {
+        [(withUnsafeMutablePointer(to: &_small) { Model.columnOffset($0, in: self) }, "_small"),
+         (withUnsafeMutablePointer(to: &_point) { Model.columnOffset($0, in: self) }, "_point"),
+         (withUnsafeMutablePointer(to: &_last) { Model.columnOffset($0, in: self) }, "_last"),
+         (withUnsafeMutablePointer(to: &_score) { Model.columnOffset($0, in: self) }, "_score")]
+    }
+}
+
+/// Nothing to store: refused, since its wrapper would begin where the next one does.
+struct OffsetNothing: Codable, Equatable {}
+final class OffsetEmptyColumn: Model {
+    @Column var nothing: OffsetNothing = OffsetNothing()
+    @Column var after: Int = 0
+    override class var tableName: String { "offset_empty_column" }
+}
+
 // A `@Column` property is found by where its wrapper lies in the model object, however the
 // wrapper was made (`Model.columnOffset`).
 @Suite("Model columns found by their wrapper's place")
@@ -104,6 +149,56 @@ struct ModelColumnOffsetTests {
             let base = OffsetBase()
             base.code = "B"
             #expect(base.code == "B" && base.rank == 3)
+        }
+    }
+
+    /// The property at a wrapper's offset is named by the runtime's field records, base class
+    /// fields included; offsets between wrappers name nothing.
+    @Test func columnsAreFoundByTheOffsetOfTheirWrappers() throws {
+        let model = OffsetPacked()
+        let offsets = model.baseWrapperOffsets + model.ownWrapperOffsets
+        for (offset, name) in offsets {
+            #expect(FieldResolver.storedProperty(at: offset, in: OffsetPacked.self) == name)
+        }
+        // Packed tight: a Bool wrapper is one byte, so the next wrapper follows at once.
+        #expect(offsets[2].0 == offsets[1].0 + MemoryLayout<Int8?>.size)
+        #expect(MemoryLayout<Column<Int>>.size == MemoryLayout<Int>.size)
+        #expect(FieldResolver.storedProperty(at: offsets[3].0 + 1, in: OffsetPacked.self) == nil)
+        #expect(FieldResolver.storedProperty(at: 1_000_000, in: OffsetPacked.self) == nil)
+    }
+
+    @Test(arguments: Engine.available) func packedColumnsOfEveryWidthKeepTheirOwnValues(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            t.context.register(OffsetPacked.self)
+            var random = SplitMix64(seed: 11)
+            var written: [(Bool, Int8?, Bool, String?, UInt8, OffsetPoint?, Bool, Double)] = []
+            for i in 0..<40 {
+                let m = OffsetPacked()
+                let row = (random.next() % 2 == 0, i % 3 == 0 ? nil : Int8(truncatingIfNeeded: random.next()),
+                           random.next() % 2 == 0, i % 4 == 0 ? nil : "n\(i)", UInt8(truncatingIfNeeded: random.next()),
+                           i % 5 == 0 ? nil : OffsetPoint(x: Int8(truncatingIfNeeded: i), y: -1), random.next() % 2 == 0, Double(i) / 4)
+                // Written in an order unlike the declarations', so a wrapper found one place off shows.
+                m.score = row.7; m.last = row.6; m.point = row.5; m.small = row.4
+                m.name = row.3; m.other = row.2; m.tiny = row.1; m.flag = row.0
+                #expect(try m.save())
+                written.append(row)
+            }
+            let found = try OffsetPacked.dao.find("select * from offset_packed order by id")
+            #expect(found.count == 40)
+            for (m, row) in zip(found, written) {
+                #expect(m.flag == row.0 && m.tiny == row.1 && m.other == row.2 && m.name == row.3)
+                #expect(m.small == row.4 && m.point == row.5 && m.last == row.6 && m.score == row.7)
+            }
+            #expect(try t.db.queryInt("select count(*) from offset_packed where flag in (0, 1) and other in (0, 1) and last in (0, 1)") == 40)
+        }
+    }
+
+    @Test func aColumnOfATypeThatStoresNothingIsRefused() throws {
+        let error = try #require(ModelSchema.of(OffsetEmptyColumn.self).declarationError)
+        #expect(error.message.contains("'nothing'") && error.message.contains("size is 0"))
+        try withDatabase { t throws in
+            t.context.register(OffsetEmptyColumn.self)
+            #expect(throws: DicRecordError.self) { try OffsetEmptyColumn.dao.findAll() }
         }
     }
 }

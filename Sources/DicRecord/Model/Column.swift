@@ -20,7 +20,6 @@ import Foundation
 public struct Column<Value>: ModelField {
     /// What a new model reads before the column is set; the DEFAULT of a non-optional column.
     @usableFromInline let initialValue: Value
-    @usableFromInline var probe = false
 
     // Inlinable so that a model's init builds its columns without generic metadata lookups.
 
@@ -74,10 +73,8 @@ public struct Column<Value>: ModelField {
                 return value
             }
             // The first access to this property of its class: which column it is is found once,
-            // by marking the wrapper and finding the mark with `Mirror`.
-            model[keyPath: storageKeyPath].probe = true
+            // by the offset (`FieldResolver.learn`).
             model.learnColumn(offset: offset)
-            model[keyPath: storageKeyPath].probe = false
             if case .value(let value) = model.readColumn(offset: offset, initialValue: initialValue) {
                 return value
             }
@@ -86,9 +83,7 @@ public struct Column<Value>: ModelField {
         @inline(__always) set {
             let offset = withUnsafeMutablePointer(to: &model[keyPath: storageKeyPath]) { Model.columnOffset($0, in: model) }
             if model.writeColumn(offset: offset, newValue) { return }
-            model[keyPath: storageKeyPath].probe = true
             model.learnColumn(offset: offset)
-            model[keyPath: storageKeyPath].probe = false
             model.writeColumn(offset: offset, newValue)
         }
     }
@@ -96,12 +91,20 @@ public struct Column<Value>: ModelField {
     func describe(name: String) -> FieldDescription {
         .column(ColumnInfo.make(name: name, type: Value.self, initialValue: initialValue))
     }
+
+    /// Always false: a column is found by where its wrapper lies (`FieldResolver.learn`), so it
+    /// carries no mark. (A mark would be a byte that pads an `Int` column to 16 bytes: a
+    /// model of ten `Int` columns would be 80 bytes larger, in every instance.)
+    var probe: Bool {
+        get { false }
+        set {}
+    }
 }
 
 /// The property wrappers a model's schema is read from (through `Mirror`).
 protocol ModelField {
-    /// Set for an instant on the instance at hand to find which property a wrapper is (by its
-    /// offset for a column, by its key path for a reference).
+    /// Set for an instant on the instance at hand to find which property a reference is (by
+    /// its key path); always false for a column, which is found by its offset.
     var probe: Bool { get set }
     func describe(name: String) -> FieldDescription
 }
@@ -136,10 +139,14 @@ final class ColumnInfo: Sendable {
     /// Decodes a stored non-NULL value as the property's type (through the registry, or as
     /// JSON), throwing when it does not convert: how a load checks what `fastKind` does not vouch for.
     let decodes: @Sendable (DatabaseValue, Converters) throws -> Void
+    /// The property's type takes no bytes: its wrapper would begin where the next property does,
+    /// and a column is found by where its wrapper begins (refused by the schema).
+    let isEmptyType: Bool
 
     init(name: String, slot: Int, valueType: Any.Type, wrappedType: Any.Type, isOptional: Bool,
          defaultValue: DatabaseValue?, json: JSONCodec?, coerce: @escaping @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)?,
-         fastKind: BuiltInRules.Reads, decodes: @escaping @Sendable (DatabaseValue, Converters) throws -> Void) {
+         fastKind: BuiltInRules.Reads, decodes: @escaping @Sendable (DatabaseValue, Converters) throws -> Void,
+         isEmptyType: Bool) {
         self.name = name
         self.slot = slot
         self.valueType = valueType
@@ -151,11 +158,13 @@ final class ColumnInfo: Sendable {
         self.coerce = coerce
         self.fastKind = fastKind
         self.decodes = decodes
+        self.isEmptyType = isEmptyType
     }
 
     func with(slot: Int) -> ColumnInfo {
         ColumnInfo(name: name, slot: slot, valueType: valueType, wrappedType: wrappedType, isOptional: isOptional,
-                   defaultValue: defaultValue, json: json, coerce: coerce, fastKind: fastKind, decodes: decodes)
+                   defaultValue: defaultValue, json: json, coerce: coerce, fastKind: fastKind, decodes: decodes,
+                   isEmptyType: isEmptyType)
     }
 
     /// Throws when `stored`, non-NULL, does not convert to the property's type (a load refuses
@@ -216,7 +225,8 @@ final class ColumnInfo: Sendable {
         }
         return ColumnInfo(name: name, slot: 0, valueType: Value.self, wrappedType: wrapped, isOptional: optional != nil,
                           defaultValue: defaultValue, json: json, coerce: coerce,
-                          fastKind: json == nil ? BuiltInRules.reads(wrapped) : .none, decodes: decodes)
+                          fastKind: json == nil ? BuiltInRules.reads(wrapped) : .none, decodes: decodes,
+                          isEmptyType: MemoryLayout<Value>.size == 0)
     }
 }
 

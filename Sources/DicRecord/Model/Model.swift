@@ -580,11 +580,12 @@ enum ModelFactory {
     }
 
     /// A model reading `row` (laid out as `map.layout`) in place, with no record until one is needed.
-    static func make<M: Model>(_ type: M.Type, row: RowValues, map: LayoutMap) -> M {
+    /// (The row is taken, not copied: the caller's copy is the model's, one retain fewer.)
+    static func make<M: Model>(_ type: M.Type, row: consuming RowValues, map: LayoutMap) -> M {
         let model = M()
         // As above: whatever an init wrote is dropped for the fetched row.
-        model.recordIfMade = nil
-        model.fetchedRow = row
+        if model.recordIfMade != nil { model.recordIfMade = nil }
+        model.fetchedRow = consume row
         model.layoutMap = map
         return model
     }

@@ -1,4 +1,6 @@
 import Foundation
+// `_forEachField`: the stored properties of a model class and their offsets (see `FieldResolver.storedProperty`).
+@_spi(Reflection) import Swift
 import Synchronization
 
 /// What a model class declares, read once per class from a prototype instance through `Mirror`:
@@ -191,6 +193,9 @@ final class ModelSchema: Sendable {
         }
         for column in columns where column.storageType(in: .shared) == nil {
             problems.append("column '\(column.name)' has type \(column.wrappedType), which has no global converter and is not Codable; register one with Converters.register (model columns use the global registry)")
+        }
+        for column in columns where column.isEmptyType {
+            problems.append("column '\(column.name)' has type \(column.valueType), which stores nothing (its size is 0); a column needs a value to store")
         }
         for reference in references where SqlText.keyColumns(reference.target.primaryKey).map(RowLayout.columnKey) != [RowLayout.columnKey("id")] {
             problems.append("@Reference '\(reference.name)' points at \(reference.target), whose key is not 'id'; store its key in a @Column instead")
@@ -477,7 +482,7 @@ enum FieldResolver {
         // equality, it is not added again (the table would grow without bound).
         if let entry = entry(equalTo: key) { return entry.field }
         model[keyPath: key].probe = true
-        let found = fields(of: model, probing: true).first
+        let found = fields(of: model, only: { _, field in field.probe }).first
         model[keyPath: key].probe = false
         guard let found else { return nil }
         add(key, found)
@@ -500,12 +505,14 @@ enum FieldResolver {
         current.load(ordering: .acquiring).takeUnretainedValue().columns[ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)]
     }
 
-    /// Learns which `@Column` field of `model` lies at `offset`: its wrapper is marked (`probe`)
-    /// by the caller and found by `Mirror`. The first answer for the class is kept (a JSON
-    /// column's description, like a write's encoding, stays as first made).
+    /// Learns which `@Column` field of `model` lies at `offset`: the stored property there is
+    /// named by the runtime's field records (`storedProperty(at:in:)`), and described through
+    /// `Mirror` as every field is. The first answer for the class is kept (a JSON column's
+    /// description, like a write's encoding, stays as first made).
     static func learn(offset: Int, on model: Model) -> Field? {
         let key = ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)
-        guard let found = fields(of: model, probing: true).first else { return nil }
+        guard let label = storedProperty(at: offset, in: type(of: model)),
+              let found = fields(of: model, only: { childLabel, _ in childLabel == label }).first else { return nil }
         return history.withLock { history in
             let table = current.load(ordering: .acquiring).takeUnretainedValue()
             if let kept = table.columns[key] { return kept }
@@ -522,9 +529,26 @@ enum FieldResolver {
         current.store(Unmanaged.passUnretained(table), ordering: .releasing)
     }
 
+    /// The name of the stored property of `type` (a model class) that begins `offset` bytes into
+    /// its instances, from the field records the compiler emits (superclasses' fields included);
+    /// nil when none does. A `@Column` wrapper is never empty (`ColumnInfo.make` refuses a type
+    /// of size 0), so no other property begins where one does.
+    static func storedProperty(at offset: Int, in type: AnyClass) -> String? {
+        var found: String?
+        // `.classType`, spelled by its value: the standard library declares the option a mutable
+        // static, which strict concurrency refuses to read. (Without it, `_forEachField` refuses a
+        // class: `ModelTests.columnsAreFoundByTheOffsetOfTheirWrappers` fails.)
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, fieldOffset, _, _ in
+            guard fieldOffset == offset else { return true }
+            found = String(cString: name)
+            return false
+        }
+        return found
+    }
+
     /// The declared fields of `model`, base classes first, each column with its slot. With
-    /// `probing`, only the field whose wrapper is marked.
-    static func fields(of model: Model, probing: Bool = false) -> [Field] {
+    /// `only`, those whose stored property's label and wrapper it accepts.
+    static func fields(of model: Model, only keep: ((String, any ModelField) -> Bool)? = nil) -> [Field] {
         var chain: [Mirror] = []
         var mirror: Mirror? = Mirror(reflecting: model)
         while let current = mirror {
@@ -547,7 +571,7 @@ enum FieldResolver {
                     slot += 1
                 case .children: break
                 }
-                if !probing || field.probe { result.append(Field(name: name, description: description)) }
+                if keep?(label, field) ?? true { result.append(Field(name: name, description: description)) }
             }
         }
         return result
