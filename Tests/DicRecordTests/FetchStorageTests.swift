@@ -3,6 +3,25 @@ import Synchronization
 import Testing
 @testable import DicRecord
 
+/// BLOB bytes that note when they are freed (a small `Data` copies its bytes inline, so these
+/// are 256 bytes, kept by reference): for tests that values are released exactly once.
+final class FreedBytes: Sendable {
+    private let log = Mutex<[Int]>([])
+
+    /// The numbers of the bytes freed so far, in order.
+    func freed() -> [Int] { log.withLock { $0 }.sorted() }
+
+    /// 256 bytes of value `n`, noted as `n` when freed.
+    func bytes(_ n: Int) -> Data {
+        let bytes = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+        bytes.initializeMemory(as: UInt8.self, repeating: UInt8(truncatingIfNeeded: n), count: 256)
+        return Data(bytesNoCopy: bytes, count: 256, deallocator: .custom { [self] pointer, _ in
+            pointer.deallocate()
+            self.log.withLock { $0.append(n) }
+        })
+    }
+}
+
 /// `find` stores its rows in shared blocks of values (`RowValues`), binds common argument types
 /// in place (`InlineArgument`) and reads URLs without the registry: each of these must be
 /// invisible to the user.
@@ -64,37 +83,62 @@ import Testing
     /// every BLOB's bytes are freed exactly once, when the last storage holding them goes, and not
     /// before, through growth, copies on write, overwrites, removals and records built and dropped.
     @Test func valuesHoldingBytesAreFreedOnceWhenTheLastStorageGoes() throws {
-        let freed = Mutex<[Int]>([])
-        // Large enough to be kept by reference (a small Data copies its bytes inline).
-        func tracked(_ n: Int) -> Data {
-            let bytes = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
-            bytes.initializeMemory(as: UInt8.self, repeating: UInt8(n), count: 256)
-            return Data(bytesNoCopy: bytes, count: 256, deallocator: .custom { pointer, _ in
-                pointer.deallocate()
-                freed.withLock { $0.append(n) }
-            })
-        }
+        let log = FreedBytes()
+        let freed = log.freed, tracked = log.bytes
         do {
             var a = RowValues([.integer(1), .blob(tracked(1)), .text("t")])
             for i in 2...30 { a.append(i % 5 == 0 ? .blob(tracked(i)) : (i % 2 == 0 ? .text("t\(i)") : .real(Double(i)))) }
             var b = a                                    // shared until written
             b[1] = .null                                 // b copies; blob 1 lives on in a
-            #expect(freed.withLock { $0 } == [])
+            #expect(freed() == [])
             let fewer = a.removing([1])
             a.overwrite(count: 3) { .integer(Int64($0)) }   // a lets blob 1 go; b and fewer keep the rest
-            #expect(freed.withLock { $0 } == [1])
+            #expect(freed() == [1])
             let shared = tracked(100)
             b.overwrite(count: 2) { _ in .blob(shared) }
-            #expect(freed.withLock { $0 } == [1])        // `fewer` still holds blobs 5, 10, ..., 30
+            #expect(freed() == [1])        // `fewer` still holds blobs 5, 10, ..., 30
             #expect(fewer.array.filter { if case .blob = $0 { true } else { false } }.count == 6)
             let record = try Record(["a": 1, "b": tracked(200), "c": "x"])
             record.set("b", tracked(201))
-            #expect(freed.withLock { $0 }.sorted() == [1, 200])
+            #expect(freed() == [1, 200])
             #expect(record.b as Data? == Data(repeating: 201, count: 256))
             #expect(b[0] == .blob(Data(repeating: 100, count: 256)))
         }
         // Each freed once: 1, 5, 10, ..., 30, the overwrite's (one value, copied into two slots), 200, 201.
-        #expect(freed.withLock { $0 }.sorted() == [1, 5, 10, 15, 20, 25, 30, 100, 200, 201])
+        #expect(freed() == [1, 5, 10, 15, 20, 25, 30, 100, 200, 201])
+    }
+
+    /// A throw part-way through filling values leaves the storage holding exactly the values
+    /// written so far, and frees each of them once.
+    @Test func aThrowPartWayThroughFillingValuesFreesWhatWasWritten() {
+        struct Stop: Error {}
+        let log = FreedBytes()
+        #expect(throws: Stop.self) {
+            _ = try RowValues(count: 6) { i in
+                if i == 4 { throw Stop() }
+                return .blob(log.bytes(i))
+            }
+        }
+        #expect(log.freed() == [0, 1, 2, 3])
+    }
+
+    /// The stored bytes of TEXT that is not UTF-8 stay with their column when a record's values
+    /// grow, are copied on write, and lose a column before them.
+    @Test func bytesOfTextThatIsNotUTF8SurviveGrowthAndCopies() throws {
+        try withDatabase { t in
+            // Two rows of one block: the first write to a record copies its window out of it.
+            let rows = try t.db.find("select 1 as a, cast(x'ff61' as text) as t, 2 as b union all select 5, cast(x'62fe' as text), 6")
+            #expect(rows.count == 2)
+            let record = rows[0], other = rows[1]
+            #expect(try record.get("t", as: Data.self) == Data([0xff, 0x61]))
+            for i in 0..<40 { record.set("c\(i)", i) }              // copied, then grown past its room, several times
+            #expect(try record.get("t", as: Data.self) == Data([0xff, 0x61]))
+            record.remove("a")                                     // the column moves to position 0
+            #expect(try record.get("t", as: Data.self) == Data([0xff, 0x61]))
+            #expect(record.c39 as Int? == 39 && record.b as Int? == 2 && !record.hasColumn("a"))
+            #expect(try other.get("t", as: Data.self) == Data([0x62, 0xfe]))
+            #expect(other.columnCount == 3)
+        }
     }
 
     @Test func aLargeResultSpansManyBlocksInOrder() throws {

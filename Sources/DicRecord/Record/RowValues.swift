@@ -261,10 +261,12 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
         let elements = storage.elements
         var i = 0
         for value in values {
+            // A collection's count is its length; this guards one that lies (past it is not ours).
+            precondition(i < room, "a collection of values longer than its count")
             (elements + i).initialize(to: value)
             i += 1
+            storage.headerPointer.pointee.count = i
         }
-        storage.headerPointer.pointee.count = i
         return storage
     }
 
