@@ -75,6 +75,37 @@ extension OffsetPacked {
     }
 }
 
+/// A base class's private reference and a subclass's column of the same property name: each
+/// accessor must find its own wrapper (a name is not enough).
+class OffsetReuseBase: Model {
+    @Reference private var teacher: RelTeacher?
+    @Column var note: String?
+    func setTeacher(_ teacher: RelTeacher?) { self.teacher = teacher }
+    var teacherRead: RelTeacher? { teacher }
+}
+
+final class OffsetReuse: OffsetReuseBase {
+    @Column var teacher: String?
+    override class var tableName: String { "offset_reuse" }
+}
+
+/// Three levels, the middle one generic, and a stored property of size 0 that is not a column.
+class OffsetLevelOne: Model {
+    @Column var one: Int = 1
+    var nothing = OffsetNothing()
+}
+
+class OffsetLevelTwo<Tag>: OffsetLevelOne {
+    @Column var two: String?
+    var marker: Tag?
+}
+
+final class OffsetLevelThree: OffsetLevelTwo<Int8> {
+    @Column var three: Double = 0.25
+    @Column var flag: Bool = false
+    override class var tableName: String { "offset_level_three" }
+}
+
 /// Nothing to store: refused, since its wrapper would begin where the next one does.
 struct OffsetNothing: Codable, Equatable {}
 final class OffsetEmptyColumn: Model {
@@ -158,7 +189,7 @@ struct ModelColumnOffsetTests {
         let model = OffsetPacked()
         let offsets = model.baseWrapperOffsets + model.ownWrapperOffsets
         for (offset, name) in offsets {
-            #expect(FieldResolver.storedProperty(at: offset, in: OffsetPacked.self) == name)
+            #expect(FieldResolver.storedProperty(at: offset, in: OffsetPacked.self)?.name == name)
         }
         // Packed tight: a Bool wrapper is one byte, so the next wrapper follows at once.
         #expect(offsets[2].0 == offsets[1].0 + MemoryLayout<Int8?>.size)
@@ -195,10 +226,49 @@ struct ModelColumnOffsetTests {
 
     @Test func aColumnOfATypeThatStoresNothingIsRefused() throws {
         let error = try #require(ModelSchema.of(OffsetEmptyColumn.self).declarationError)
-        #expect(error.message.contains("'nothing'") && error.message.contains("size is 0"))
+        #expect(error.message.contains("'nothing'") && error.message.contains("takes no bytes") && error.message.contains("OffsetNothing?"))
         try withDatabase { t throws in
             t.context.register(OffsetEmptyColumn.self)
             #expect(throws: DicRecordError.self) { try OffsetEmptyColumn.dao.findAll() }
+        }
+    }
+
+    /// A subclass's `@Column` named as a base class's private `@Reference` is its own column:
+    /// found by its place among the stored properties, not by its name.
+    @Test func aColumnNamedAsABaseClassesPrivateReferenceIsItsOwn() throws {
+        try withDatabase { t throws in
+            t.context.register(RelTeacher.self)
+            t.context.register(OffsetReuse.self)
+            let teacher = RelTeacher()
+            teacher.name = "Wang"
+            #expect(try teacher.save())
+            let model = OffsetReuse()
+            model.teacher = "a column"
+            model.note = "n"
+            model.setTeacher(teacher)
+            #expect(model.teacher == "a column")
+            #expect(try model.save())
+            let found = try #require(try OffsetReuse.dao.findById(model.id))
+            #expect(found.teacher == "a column" && found.note == "n")
+            #expect(found.teacherRead?.name == "Wang")
+            #expect(try t.db.queryInt("select teacher_id from offset_reuse") == teacher.id)
+            #expect(try t.db.query("select teacher from offset_reuse", as: String.self) == ["a column"])
+        }
+    }
+
+    /// Columns of three levels, the middle one generic, next to stored properties that are not
+    /// columns (one of size 0), save and load as their own.
+    @Test(arguments: Engine.available) func columnsOfAGenericMiddleClassAndItsNeighboursKeepTheirValues(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            t.context.register(OffsetLevelThree.self)
+            let model = OffsetLevelThree()
+            model.flag = true; model.three = 2.5; model.two = "two"; model.one = 11
+            model.marker = 3
+            #expect(model.one == 11 && model.two == "two" && model.three == 2.5 && model.flag)
+            #expect(try model.save())
+            let found = try #require(try OffsetLevelThree.dao.findById(model.id))
+            #expect(found.one == 11 && found.two == "two" && found.three == 2.5 && found.flag)
+            #expect(ModelSchema.of(OffsetLevelThree.self).columns.map(\.name) == ["one", "two", "three", "flag"])
         }
     }
 }

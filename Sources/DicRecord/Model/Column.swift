@@ -139,8 +139,8 @@ final class ColumnInfo: Sendable {
     /// Decodes a stored non-NULL value as the property's type (through the registry, or as
     /// JSON), throwing when it does not convert: how a load checks what `fastKind` does not vouch for.
     let decodes: @Sendable (DatabaseValue, Converters) throws -> Void
-    /// The property's type takes no bytes: its wrapper would begin where the next property does,
-    /// and a column is found by where its wrapper begins (refused by the schema).
+    /// The property's type takes no bytes (an empty struct, a one-case enum): its wrapper has no
+    /// place of its own in the object, where a column is found (refused by the schema).
     let isEmptyType: Bool
 
     init(name: String, slot: Int, valueType: Any.Type, wrappedType: Any.Type, isOptional: Bool,

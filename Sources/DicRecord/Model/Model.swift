@@ -414,11 +414,14 @@ extension ModelType {
         UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque()).distance(to: UnsafeRawPointer(wrapper))
     }
 
-    /// Finds which column the wrapper at `offset` is, while the caller has marked it (`probe`),
-    /// and keeps the answer for the class: every later access finds it by the offset.
+    /// Finds which column the wrapper at `offset` is, and keeps the answer for the class: every
+    /// later access finds it by the offset. A wrapper not found is said once (a warning).
     @usableFromInline
     func learnColumn(offset: Int) {
-        guard let field = FieldResolver.learn(offset: offset, on: self), case .column(let info) = field.description else { return }
+        guard let field = FieldResolver.learn(offset: offset, on: self), case .column(let info) = field.description else {
+            FieldResolver.reportUnfound(offset: offset, in: type(of: self))
+            return
+        }
         if let schema = knownSchema ?? learnedSchema(), schema.slot(offset: offset) == nil { schema.remember(offset: offset, info) }
     }
 

@@ -195,7 +195,7 @@ final class ModelSchema: Sendable {
             problems.append("column '\(column.name)' has type \(column.wrappedType), which has no global converter and is not Codable; register one with Converters.register (model columns use the global registry)")
         }
         for column in columns where column.isEmptyType {
-            problems.append("column '\(column.name)' has type \(column.valueType), which stores nothing (its size is 0); a column needs a value to store")
+            problems.append("column '\(column.name)' has type \(column.valueType), which takes no bytes (an empty struct or a one-case enum): its property has no place of its own in the object, where a @Column is found; declare it optional (\(column.valueType)?), which takes one")
         }
         for reference in references where SqlText.keyColumns(reference.target.primaryKey).map(RowLayout.columnKey) != [RowLayout.columnKey("id")] {
             problems.append("@Reference '\(reference.name)' points at \(reference.target), whose key is not 'id'; store its key in a @Column instead")
@@ -426,10 +426,11 @@ enum MapRead {
     case miss
 }
 
-/// Finds which declared field a property wrapper is: the wrapper is marked on the instance at
-/// hand, found again by `Mirror`, and the answer is kept per key path (a reference) or per model
-/// class and wrapper offset (a column, `Model.columnOffset`). This needs no
-/// schema, so it works inside a model's own `init()`.
+/// Finds which declared field a property wrapper is, and keeps the answer per key path (a
+/// reference: its wrapper is marked on the instance at hand and found again by `Mirror`) or per
+/// model class and wrapper offset (a column, `Model.columnOffset`: the stored property that
+/// begins there, by the runtime's field records). This needs no schema, so it works inside a
+/// model's own `init()`.
 enum FieldResolver {
     struct Field {
         let name: String
@@ -482,7 +483,7 @@ enum FieldResolver {
         // equality, it is not added again (the table would grow without bound).
         if let entry = entry(equalTo: key) { return entry.field }
         model[keyPath: key].probe = true
-        let found = fields(of: model, only: { _, field in field.probe }).first
+        let found = fields(of: model, only: { _, _, field in field.probe }).first
         model[keyPath: key].probe = false
         guard let found else { return nil }
         add(key, found)
@@ -506,13 +507,16 @@ enum FieldResolver {
     }
 
     /// Learns which `@Column` field of `model` lies at `offset`: the stored property there is
-    /// named by the runtime's field records (`storedProperty(at:in:)`), and described through
-    /// `Mirror` as every field is. The first answer for the class is kept (a JSON column's
-    /// description, like a write's encoding, stays as first made).
+    /// found in the runtime's field records (`storedProperty(at:in:)`), and described through
+    /// `Mirror` as every field is, matched by its place among all stored properties (base class
+    /// first, as both list them) and its name. (By name alone, a base class's private wrapper of
+    /// the same name would be taken for a subclass's column.) The first answer for the class is
+    /// kept (a JSON column's description, like a write's encoding, stays as first made).
     static func learn(offset: Int, on model: Model) -> Field? {
         let key = ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)
-        guard let label = storedProperty(at: offset, in: type(of: model)),
-              let found = fields(of: model, only: { childLabel, _ in childLabel == label }).first else { return nil }
+        guard let property = storedProperty(at: offset, in: type(of: model)),
+              let found = fields(of: model, only: { index, label, _ in index == property.index && label == property.name }).first
+        else { return nil }
         return history.withLock { history in
             let table = current.load(ordering: .acquiring).takeUnretainedValue()
             if let kept = table.columns[key] { return kept }
@@ -529,26 +533,48 @@ enum FieldResolver {
         current.store(Unmanaged.passUnretained(table), ordering: .releasing)
     }
 
-    /// The name of the stored property of `type` (a model class) that begins `offset` bytes into
-    /// its instances, from the field records the compiler emits (superclasses' fields included);
-    /// nil when none does. A `@Column` wrapper is never empty (`ColumnInfo.make` refuses a type
-    /// of size 0), so no other property begins where one does.
-    static func storedProperty(at offset: Int, in type: AnyClass) -> String? {
-        var found: String?
+    /// A stored property of a model class: its place among all of them (superclasses' first,
+    /// each class's in declaration order) and its name.
+    struct StoredProperty: Equatable {
+        let index: Int
+        let name: String
+    }
+
+    /// The stored property of `type` (a model class) that begins `offset` bytes into its
+    /// instances, from the field records the compiler emits (superclasses' fields included); nil
+    /// when none does. Only a property of size 0 has no bytes of its own: the records put it at
+    /// offset 0, inside the object's header, where no wrapper lies (and the schema refuses a
+    /// `@Column` of such a type, whose accessor could not find it).
+    static func storedProperty(at offset: Int, in type: AnyClass) -> StoredProperty? {
+        var found: StoredProperty?
+        var index = 0
         // `.classType`, spelled by its value: the standard library declares the option a mutable
         // static, which strict concurrency refuses to read. (Without it, `_forEachField` refuses a
-        // class: `ModelTests.columnsAreFoundByTheOffsetOfTheirWrappers` fails.)
+        // class: `ModelColumnOffsetTests.columnsAreFoundByTheOffsetOfTheirWrappers` fails.)
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, fieldOffset, _, _ in
-            guard fieldOffset == offset else { return true }
-            found = String(cString: name)
+            defer { index += 1 }
+            guard fieldOffset == offset, offset > 0 else { return true }
+            found = StoredProperty(index: index, name: String(cString: name))
             return false
         }
         return found
     }
 
+    /// Said once per model class and offset: a `@Column` accessor whose wrapper is not among the
+    /// class's stored properties (it reads its initial value, and a write is dropped).
+    private static let unfound = Guarded<Set<ColumnKey>>([])
+
+    static func reportUnfound(offset: Int, in type: Model.Type) {
+        let key = ColumnKey(type: ObjectIdentifier(type), offset: offset)
+        guard unfound.withLock({ $0.insert(key).inserted }) else { return }
+        ReadOrigin.builtInCode.reporter.logger.warning(
+            "[DicRecord] a @Column property of \(String(reflecting: type)) could not be found among its stored properties (its wrapper lies \(offset) bytes into the object): it reads its initial value and writes to it are dropped")
+    }
+
     /// The declared fields of `model`, base classes first, each column with its slot. With
-    /// `only`, those whose stored property's label and wrapper it accepts.
-    static func fields(of model: Model, only keep: ((String, any ModelField) -> Bool)? = nil) -> [Field] {
+    /// `only`, those it accepts, given the stored property's place among all of them (as in
+    /// `storedProperty(at:in:)`), its label and its wrapper.
+    static func fields(of model: Model, only keep: ((Int, String, any ModelField) -> Bool)? = nil) -> [Field] {
         var chain: [Mirror] = []
         var mirror: Mirror? = Mirror(reflecting: model)
         while let current = mirror {
@@ -557,8 +583,10 @@ enum FieldResolver {
         }
         var result: [Field] = []
         var slot = 0
+        var index = -1
         for mirror in chain.reversed() {
             for child in mirror.children {
+                index += 1
                 guard let field = child.value as? any ModelField, let label = child.label else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
                 var description = field.describe(name: name)
@@ -571,7 +599,7 @@ enum FieldResolver {
                     slot += 1
                 case .children: break
                 }
-                if keep?(label, field) ?? true { result.append(Field(name: name, description: description)) }
+                if keep?(index, label, field) ?? true { result.append(Field(name: name, description: description)) }
             }
         }
         return result
