@@ -560,15 +560,17 @@ enum FieldResolver {
         return found
     }
 
-    /// Said once per model class and offset: a `@Column` accessor whose wrapper is not among the
-    /// class's stored properties (it reads its initial value, and a write is dropped).
+    /// Said once per model class and offset: a `@Column` accessor whose wrapper could not be
+    /// matched with a stored property of the class (it reads its initial value, and a write is
+    /// dropped): a type of size 0, which the schema refuses too, or a `CustomReflectable` model
+    /// whose mirror lists its properties otherwise than the class declares them.
     private static let unfound = Guarded<Set<ColumnKey>>([])
 
     static func reportUnfound(offset: Int, in type: Model.Type) {
         let key = ColumnKey(type: ObjectIdentifier(type), offset: offset)
         guard unfound.withLock({ $0.insert(key).inserted }) else { return }
         ReadOrigin.builtInCode.reporter.logger.warning(
-            "[DicRecord] a @Column property of \(String(reflecting: type)) could not be found among its stored properties (its wrapper lies \(offset) bytes into the object): it reads its initial value and writes to it are dropped")
+            "[DicRecord] a @Column property of \(String(reflecting: type)) could not be matched with a stored property of the class (its wrapper lies \(offset) bytes into the object; a type of size 0, or a custom Mirror that lists the properties otherwise than the class declares them): it reads its initial value and writes to it are dropped")
     }
 
     /// The declared fields of `model`, base classes first, each column with its slot. With
