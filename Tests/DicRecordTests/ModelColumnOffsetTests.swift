@@ -106,6 +106,29 @@ final class OffsetLevelThree: OffsetLevelTwo<Int8> {
     override class var tableName: String { "offset_level_three" }
 }
 
+/// An `unowned` property whose object may be gone, next to columns: learning which column a
+/// wrapper is must not read it (reading a dangling `unowned` reference traps).
+final class OffsetOwner: Sendable {
+    static let kept = OffsetOwner()
+}
+
+final class OffsetUnowned: Model {
+    @Column var first: Int = 0
+    unowned var owner: OffsetOwner = OffsetOwner.kept
+    @Column var second: String?
+    override class var tableName: String { "offset_unowned" }
+}
+
+/// A model whose mirror lists its properties otherwise than the class declares them.
+final class OffsetCustomMirror: Model, CustomReflectable {
+    @Column var alpha: Int = 0
+    @Column var beta: String?
+    var customMirror: Mirror {
+        Mirror(self, children: ["_beta": _beta, "_alpha": _alpha, "extra": 1])
+    }
+    override class var tableName: String { "offset_custom_mirror" }
+}
+
 /// Nothing to store: refused, since its wrapper would begin where the next one does.
 struct OffsetNothing: Codable, Equatable {}
 final class OffsetEmptyColumn: Model {
@@ -269,6 +292,41 @@ struct ModelColumnOffsetTests {
             let found = try #require(try OffsetLevelThree.dao.findById(model.id))
             #expect(found.one == 11 && found.two == "two" && found.three == 2.5 && found.flag)
             #expect(ModelSchema.of(OffsetLevelThree.self).columns.map(\.name) == ["one", "two", "three", "flag"])
+        }
+    }
+
+    /// The first access to a column of a class reads no property but the wrappers: a model whose
+    /// `unowned` property's object is gone still reads and writes its columns.
+    @Test func learningAColumnReadsNoPropertyButTheWrappers() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetUnowned.self)
+            let model = OffsetUnowned()
+            do {
+                let passing = OffsetOwner()
+                model.owner = passing
+            }
+            // `passing` is gone: reading `model.owner` would trap. The columns' first accesses do not.
+            model.second = "s"
+            model.first = 5
+            #expect(model.first == 5 && model.second == "s")
+            model.owner = OffsetOwner.kept
+            #expect(try model.save())
+            let found = try #require(try OffsetUnowned.dao.findById(model.id))
+            #expect(found.first == 5 && found.second == "s")
+        }
+    }
+
+    /// A model whose custom mirror lists its wrappers in another order still finds its columns
+    /// (by name there, since the mirror's order is not the class's).
+    @Test func aCustomMirrorInAnotherOrderStillFindsItsColumns() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetCustomMirror.self)
+            let model = OffsetCustomMirror()
+            model.alpha = 3
+            model.beta = "b"
+            #expect(model.alpha == 3 && model.beta == "b")
+            #expect(try model.save())
+            #expect(try t.db.query("select beta || alpha from offset_custom_mirror", as: String.self) == ["b3"])
         }
     }
 }

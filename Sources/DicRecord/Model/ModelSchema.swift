@@ -514,8 +514,13 @@ enum FieldResolver {
     /// kept (a JSON column's description, like a write's encoding, stays as first made).
     static func learn(offset: Int, on model: Model) -> Field? {
         let key = ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)
+        // A `CustomReflectable` model's mirror need not list its properties as the class declares
+        // them: there the name alone decides.
+        let byNameAlone = model is any CustomReflectable
         guard let property = storedProperty(at: offset, in: type(of: model)),
-              let found = fields(of: model, only: { index, label, _ in index == property.index && label == property.name }).first
+              let found = fields(of: model, only: { index, label, _ in
+                  (byNameAlone || index == property.index) && label == property.name
+              }).first
         else { return nil }
         return history.withLock { history in
             let table = current.load(ordering: .acquiring).takeUnretainedValue()
@@ -583,12 +588,25 @@ enum FieldResolver {
             chain.append(current)
             mirror = current.superclassMirror
         }
+        // Which stored properties are wrappers, told by their types: only those values are read.
+        // (Reading every value would read an `unowned` property, which traps when its object is
+        // gone: the first access to a column of the class would stop the process.) A mirror that
+        // lists other children than the class declares (`CustomReflectable`) has every value read.
+        var wrapperAt: [Bool] = []
+        _ = _forEachField(of: type(of: model), options: _EachFieldOptions(rawValue: 1 << 0)) { _, _, type, _ in
+            wrapperAt.append(type is any ModelField.Type)
+            return true
+        }
+        if model is any CustomReflectable || chain.reduce(0, { $0 + $1.children.count }) != wrapperAt.count { wrapperAt = [] }
         var result: [Field] = []
         var slot = 0
         var index = -1
         for mirror in chain.reversed() {
-            for child in mirror.children {
+            let children = mirror.children
+            for position in children.indices {
                 index += 1
+                if index < wrapperAt.count, !wrapperAt[index] { continue }
+                let child = children[position]
                 guard let field = child.value as? any ModelField, let label = child.label else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
                 var description = field.describe(name: name)
