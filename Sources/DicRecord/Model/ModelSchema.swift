@@ -510,18 +510,28 @@ enum FieldResolver {
     /// found in the runtime's field records (`storedProperty(at:in:)`), and described through
     /// `Mirror` as every field is, matched by its place among all stored properties (base class
     /// first, as both list them) and its name. (By name alone, a base class's private wrapper of
-    /// the same name would be taken for a subclass's column.) The first answer for the class is
-    /// kept (a JSON column's description, like a write's encoding, stays as first made).
+    /// the same name would be taken for a subclass's column.) A `CustomReflectable` model's
+    /// mirror need not list its properties as the class declares them: there a wrapper of that
+    /// name in that place, else the one column of that name, is taken. The first answer for the
+    /// class is kept (a JSON column's description, like a write's encoding, stays as first made).
     static func learn(offset: Int, on model: Model) -> Field? {
         let key = ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)
-        // A `CustomReflectable` model's mirror need not list its properties as the class declares
-        // them: there the name alone decides.
-        let byNameAlone = model is any CustomReflectable
-        guard let property = storedProperty(at: offset, in: type(of: model)),
-              let found = fields(of: model, only: { index, label, _ in
-                  (byNameAlone || index == property.index) && label == property.name
-              }).first
-        else { return nil }
+        guard let property = storedProperty(at: offset, in: type(of: model)) else { return nil }
+        let custom = model is any CustomReflectable
+        var places: [Int] = []
+        let named = fields(of: model, only: { index, label, _ in
+            guard label == property.name, custom || index == property.index else { return false }
+            places.append(index)
+            return true
+        })
+        let found: Field?
+        if let i = places.firstIndex(of: property.index) {
+            found = named[i]
+        } else {
+            let columns = named.filter { if case .column = $0.description { true } else { false } }
+            found = custom && columns.count == 1 ? columns[0] : nil
+        }
+        guard let found else { return nil }
         return history.withLock { history in
             let table = current.load(ordering: .acquiring).takeUnretainedValue()
             if let kept = table.columns[key] { return kept }
@@ -568,18 +578,19 @@ enum FieldResolver {
     /// Said once per model class and offset: a `@Column` accessor whose wrapper could not be
     /// matched with a stored property of the class (it reads its initial value, and a write is
     /// dropped): a type of size 0, which the schema refuses too, or a `CustomReflectable` model
-    /// whose mirror lists its properties otherwise than the class declares them.
+    /// whose mirror leaves the wrapper out or lists it under another name.
     private static let unfound = Guarded<Set<ColumnKey>>([])
 
     static func reportUnfound(offset: Int, in type: Model.Type) {
         let key = ColumnKey(type: ObjectIdentifier(type), offset: offset)
         guard unfound.withLock({ $0.insert(key).inserted }) else { return }
         ReadOrigin.builtInCode.reporter.logger.warning(
-            "[DicRecord] a @Column property of \(String(reflecting: type)) could not be matched with a stored property of the class (its wrapper lies \(offset) bytes into the object; a type of size 0, or a custom Mirror that lists the properties otherwise than the class declares them): it reads its initial value and writes to it are dropped")
+            "[DicRecord] a @Column property of \(String(reflecting: type)) could not be matched with a stored property of the class (its wrapper lies \(offset) bytes into the object; a type of size 0, or a custom Mirror that leaves the wrapper out or renames it): it reads its initial value and writes to it are dropped")
     }
 
     /// The declared fields of `model`, base classes first, each column with its slot. With
-    /// `only`, those it accepts, given the stored property's place among all of them (as in
+    /// `only`, those it accepts, given the child's place in the mirror chain (for a model that is
+    /// not `CustomReflectable`, the stored property's place among all of them, as in
     /// `storedProperty(at:in:)`), its label and its wrapper.
     static func fields(of model: Model, only keep: ((Int, String, any ModelField) -> Bool)? = nil) -> [Field] {
         var chain: [Mirror] = []
