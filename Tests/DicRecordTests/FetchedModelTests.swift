@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import DicRecord
 
@@ -176,6 +177,75 @@ struct FetchedModelTests {
             #expect(try item.save())
             #expect(item.id == 1)
             #expect(try t.db.queryInt("select score from in_place_item where id = 1") == 7)
+        }
+    }
+
+    /// A new model's record is made with room for its key and every declared column (the
+    /// schema is at hand once the class is registered): writing them all never grows it. (The
+    /// column names are this test's own: no record of the process grew through them before,
+    /// which would have taught the layout how long such a record gets.)
+    @Test func aNewModelsRecordHasRoomForEveryDeclaredColumn() throws {
+        try withDatabase { t throws in
+            t.context.register(RoomyItem.self)
+            let item = RoomyItem()
+            item.roomy0 = 100
+            // (Its identity only: holding the storage would make the next write copy it.)
+            let storage = ObjectIdentifier(item.storage.values.storage)
+            #expect(item.storage.values.storage.arrayCapacity == 13)   // "id" and 12 columns
+            item.roomy1 = 101; item.roomy2 = 102; item.roomy3 = 103; item.roomy4 = 104; item.roomy5 = 105
+            item.roomy6 = 106; item.roomy7 = 107; item.roomy8 = 108; item.roomy9 = 109; item.roomy10 = 110
+            item.roomy11 = 111
+            #expect(ObjectIdentifier(item.storage.values.storage) == storage)   // written in place, never moved
+            #expect(item.columnNames.count == 13)
+            #expect(try item.save())
+            let found = try #require(try RoomyItem.dao.findById(item.id))
+            #expect(found.roomy0 == 100 && found.roomy6 == 106 && found.roomy11 == 111)
+        }
+    }
+}
+
+/// Twelve columns named for `aNewModelsRecordHasRoomForEveryDeclaredColumn` alone.
+final class RoomyItem: Model {
+    @Column var roomy0 = 0
+    @Column var roomy1 = 0
+    @Column var roomy2 = 0
+    @Column var roomy3 = 0
+    @Column var roomy4 = 0
+    @Column var roomy5 = 0
+    @Column var roomy6 = 0
+    @Column var roomy7 = 0
+    @Column var roomy8 = 0
+    @Column var roomy9 = 0
+    @Column var roomy10 = 0
+    @Column var roomy11 = 0
+    override class var tableName: String { "roomy_item" }
+}
+
+/// Takes a ticket when the dao gives it its row: tickets rise in the order `didLoad` ran.
+final class LoadOrderItem: Model {
+    @Column var position: Int = -1
+    var ticket = -1
+    static let tickets = Atomic<Int>(0)
+    override class var tableName: String { "load_order_item" }
+    override func didLoad() { ticket = Self.tickets.add(1, ordering: .relaxed).newValue }
+}
+
+@Suite("Models come back in row order")
+struct ModelRowOrderTests {
+    /// The dao stores each model into its place of the result: the models are in the rows'
+    /// order, each over its own row, and `didLoad` runs in that order too.
+    @Test(arguments: Engine.available) func modelsAndTheirDidLoadFollowTheRows(engine: Engine) throws {
+        try withDatabase(engine: engine) { t throws in
+            t.context.register(LoadOrderItem.self)
+            for i in 0..<500 {
+                let item = LoadOrderItem(); item.position = 499 - i; try item.save()
+            }
+            let found = try LoadOrderItem.dao.find("select * from load_order_item order by position")
+            #expect(found.map(\.position) == Array(0..<500))
+            #expect(found.map(\.id) == (1...500).reversed().map { Optional($0) })
+            #expect(found.allSatisfy { $0.ticket > 0 })
+            #expect(zip(found, found.dropFirst()).allSatisfy { $0.ticket < $1.ticket })
+            #expect(try LoadOrderItem.dao.find("select * from load_order_item where position < 0").isEmpty)
         }
     }
 }

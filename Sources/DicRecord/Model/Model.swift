@@ -76,7 +76,12 @@ open class Model: CustomStringConvertible {
         } else {
             // A new model with the implicit key starts with an empty `id`, so that saving it
             // fills the column in place rather than growing the row.
-            made = type(of: self).primaryKey == "id" ? Record(writing: RowLayout.idOnly, values: RowValues([.null])) : Record()
+            // Room for the declared columns when the schema is at hand: writing them all grows
+            // the values no more (one allocation per new model, not two).
+            let room = (knownSchema?.columns.count ?? 0) + 1
+            made = type(of: self).primaryKey == "id"
+                ? Record(writing: RowLayout.idOnly, values: RowValues(storage: RowStorage.array(CollectionOfOne(.null), capacity: room), start: 0, count: 1))
+                : Record()
         }
         recordIfMade = made
         fetchedRow = nil
