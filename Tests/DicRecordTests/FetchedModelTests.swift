@@ -195,7 +195,9 @@ struct FetchedModelTests {
             item.roomy1 = 101; item.roomy2 = 102; item.roomy3 = 103; item.roomy4 = 104; item.roomy5 = 105
             item.roomy6 = 106; item.roomy7 = 107; item.roomy8 = 108; item.roomy9 = 109; item.roomy10 = 110
             item.roomy11 = 111
-            #expect(ObjectIdentifier(item.storage.values.storage) == storage)   // written in place, never moved
+            // Written in place, never moved (the capacity too: two moves could reuse an address).
+            #expect(ObjectIdentifier(item.storage.values.storage) == storage)
+            #expect(item.storage.values.storage.arrayCapacity == 13)
             #expect(item.columnNames.count == 13)
             #expect(try item.save())
             let found = try #require(try RoomyItem.dao.findById(item.id))

@@ -77,8 +77,9 @@ open class Model: CustomStringConvertible {
             // A new model with the implicit key starts with an empty `id`, so that saving it
             // fills the column in place rather than growing the row.
             // Room for the declared columns when the schema is at hand: writing them all grows
-            // the values no more (one allocation per new model, not two).
-            let room = (knownSchema?.columns.count ?? 0) + 1
+            // the values no more (one allocation per new model, not two). Up to 64: a new model
+            // of a wide table that writes a few columns does not hold room for all of them.
+            let room = Swift.min((knownSchema?.columns.count ?? 0) + 1, 64)
             made = type(of: self).primaryKey == "id"
                 ? Record(writing: RowLayout.idOnly, values: RowValues(storage: RowStorage.array(CollectionOfOne(.null), capacity: room), start: 0, count: 1))
                 : Record()
