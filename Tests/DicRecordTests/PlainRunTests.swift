@@ -158,6 +158,25 @@ struct PlainRunTests {
         }
     }
 
+    /// The modified set of a run names each of its columns, for a run that starts past the
+    /// first column and ends below, at, or past the 64th (the set's bits, then its list).
+    @Test func aRunsModifiedSetNamesEveryColumnOfTheRun() throws {
+        try withDatabase { t in
+            try t.db.update("create table base3 (a integer, b integer, c integer)")
+            try t.db.update("insert into base3 values (1, 2, 3)")
+            for count in [1, 10, 60, 61, 62, 70, 130] {
+                let record = try #require(try t.db.findFirst("select * from base3"))
+                for i in 0..<count { record.set("n\(i)", i) }
+                #expect(record.storesCells == false)
+                let set = record.clearModified()
+                #expect(set.positions == Array(3..<(3 + count)), "\(count) columns")
+                #expect(record.modifiedColumns.isEmpty)
+                record.markModified(set)
+                #expect(record.modifiedColumns == (0..<count).map { "n\($0)" })
+            }
+        }
+    }
+
     @Test func aRunPastTheSixtyFourthColumnSavesAndRollsBack() throws {
         try withDatabase { t in
             let names = (0..<70).map { "c\($0)" }
