@@ -28,6 +28,22 @@ struct ContextRegistryTests {
 
     // MARK: Which context is main
 
+    /// A scope's registry is in force inside it, and for a task made there even after the scope
+    /// ended (tasks copy the binding): `active` skips the task-local only in a process that never
+    /// scoped one.
+    @Test func aTaskMadeInAScopeKeepsItsRegistryAfterTheScopeEnds() async throws {
+        let (task, scoped) = DbContext.withIsolatedRegistry { () -> (Task<ObjectIdentifier, Never>, ObjectIdentifier) in
+            let task = Task {
+                try? await Task.sleep(for: .milliseconds(50))
+                return ObjectIdentifier(ContextRegistry.active)
+            }
+            return (task, ObjectIdentifier(ContextRegistry.active))
+        }
+        #expect(scoped != ObjectIdentifier(ContextRegistry.global))
+        #expect(await task.value == scoped)
+        #expect(ContextRegistry.active === ContextRegistry.global)
+    }
+
     @Test func theContextNamedMainIsMainEvenWhenStartedSecond() throws {
         try isolated { folder, track in
             let first = try DbContext(path: path(folder, "first.sqlite"), configName: "first")

@@ -546,7 +546,7 @@ extension DbContext {
     /// try DbContext.withIsolatedRegistry { try DbContext.inMemory().start(); try Db.update("create table t(a)") }
     /// ```
     public static func withIsolatedRegistry<T>(_ body: () throws -> T) rethrows -> T {
-        try ContextRegistry.$scoped.withValue(ContextRegistry(), operation: body)
+        try ContextRegistry.withScoped(ContextRegistry(), body)
     }
 
     /// The async form of `withIsolatedRegistry(_:)`: contexts started in `body` are visible only inside it.
@@ -554,7 +554,7 @@ extension DbContext {
     /// try await DbContext.withIsolatedRegistry { try DbContext.inMemory().start(); try await Db.update("create table t(a)") }
     /// ```
     public static func withIsolatedRegistry<T>(_ body: () async throws -> T) async rethrows -> T {
-        try await ContextRegistry.$scoped.withValue(ContextRegistry(), operation: body)
+        try await ContextRegistry.withScoped(ContextRegistry(), body)
     }
 }
 
