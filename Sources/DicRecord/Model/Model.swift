@@ -460,9 +460,8 @@ extension ModelType {
     /// write must encode as the first one did.
     @usableFromInline
     func columnInfo(offset: Int) -> ColumnInfo? {
-        if let schema = knownSchema ?? learnedSchema(), let slot = schema.slot(offset: offset),
-           slot >= 0, slot < schema.columns.count, !schema.columns[slot].isJSON {
-            return schema.columns[slot]
+        if let schema = knownSchema ?? learnedSchema(), let column = schema.plainColumn(offset: offset) {
+            return column
         }
         guard let field = FieldResolver.field(offset: offset, of: self), case .column(let info) = field.description else { return nil }
         if let schema = knownSchema, schema.slot(offset: offset) == nil { schema.remember(offset: offset, info) }
@@ -558,10 +557,12 @@ extension Model {
     final func writeColumn<Value>(_ column: ColumnInfo, _ value: Value) {
         // The flag first: taking `json` out copies an existential, a tenth of a write.
         guard column.isJSON, let json = column.json else {
-            if storage.fastPathAllowed, let fast = Record.fastEncode(value) {
-                storage.set(column.name, fast)
+            // The record taken once: each `storage` read retains and releases it.
+            let record = storage
+            if record.fastPathAllowed, let fast = Record.fastEncode(value) {
+                record.set(column.name, fast)
             } else {
-                storage.set(column.name, value)
+                record.set(column.name, value)
             }
             return
         }

@@ -84,6 +84,15 @@ final class ModelSchema: Sendable {
         }
     }
 
+    /// The declared column whose wrapper lies at `offset`, when met already and not stored as
+    /// JSON. (Read within the schema: the columns array is not retained for each look.)
+    @inline(__always)
+    func plainColumn(offset: Int) -> ColumnInfo? {
+        guard let slot = slot(offset: offset), slot >= 0, slot < columns.count else { return nil }
+        let column = columns[slot]
+        return column.isJSON ? nil : column
+    }
+
     /// The slot of the column property whose wrapper lies at `offset`; nil when not met yet.
     @inlinable @inline(__always)
     func slot(offset: Int) -> Int? {
