@@ -30,14 +30,11 @@ public final class Connection: @unchecked Sendable {
     /// StopWhileInUseTests, run under ThreadSanitizer by .ci/run, fail if two threads ever do.)
     @exclusivity(unchecked) private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
-    /// (Unchecked like `cache`, for the same reason: only the lease holder touches it, and every
-    /// access is a plain read or write that calls nothing. The check cost 76 instructions a save.)
-    @exclusivity(unchecked) package var transactionDepth = 0
+    package var transactionDepth = 0
     /// What the layers above changed in memory inside this connection's transactions, to put back
     /// if one rolls back (`Db/Transactions.swift` keeps its save undo list here). The connection
-    /// only holds it: one object for the connection's life, not one per save. (Unchecked as
-    /// `transactionDepth` is.)
-    @exclusivity(unchecked) package var undoLog: AnyObject?
+    /// only holds it: one object for the connection's life, not one per save.
+    package var undoLog: AnyObject?
     private var isClosed = false
     /// False once the connection is closed (its pool closes it when the context stops, never
     /// while a call uses it).
