@@ -120,7 +120,7 @@ final class AsyncPupil: Model {
                 try await db.update("insert into t (v) values (10)")
                 let registry = ContextRegistry.active
                 let outside = try await Task.detached {
-                    try await ContextRegistry.$scoped.withValue(registry) {
+                    try await ContextRegistry.withScoped(registry) {
                         try await Db.use(name).queryInt("select count(*) from t")
                     }
                 }.value
@@ -346,7 +346,7 @@ func onThread(_ work: @escaping @Sendable () throws -> Void) async throws {
     let registry = ContextRegistry.scoped
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         Thread {
-            continuation.resume(with: Result { try ContextRegistry.$scoped.withValue(registry) { try work() } })
+            continuation.resume(with: Result { try ContextRegistry.withScoped(registry) { try work() } })
         }.start()
     }
 }

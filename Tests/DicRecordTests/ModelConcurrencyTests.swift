@@ -184,7 +184,7 @@ private func onThreads(_ count: Int, seconds: Double = 30, _ name: String = #fun
         done.enter()
         Thread {
             gate.wait()
-            ContextRegistry.$scoped.withValue(registry) { body(index) }
+            ContextRegistry.withScoped(registry) { body(index) }
             done.leave()
         }.start()
     }

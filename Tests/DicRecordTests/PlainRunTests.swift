@@ -174,6 +174,19 @@ struct PlainRunTests {
                 record.markModified(set)
                 #expect(record.modifiedColumns == (0..<count).map { "n\($0)" })
             }
+            // A run of exactly the first 64 columns (every bit), and one that starts past the 64th.
+            let sixtyFour = Record()
+            for i in 0..<64 { sixtyFour.set("s\(i)", i) }
+            #expect(sixtyFour.storesCells == false)
+            #expect(sixtyFour.clearModified().positions == Array(0..<64))
+            let names = (0..<70).map { "w\($0)" }
+            try t.db.update("create table wide70 (\(names.map { "\($0) integer" }.joined(separator: ", ")))")
+            try t.db.update("insert into wide70 (w0) values (1)")
+            let wide = try #require(try t.db.findFirst("select * from wide70"))
+            for i in 0..<5 { wide.set("late\(i)", i) }
+            #expect(wide.storesCells == false)
+            let set = wide.clearModified()
+            #expect(set.bits == 0 && set.positions == Array(70..<75))
         }
     }
 

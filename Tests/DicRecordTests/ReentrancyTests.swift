@@ -179,7 +179,7 @@ struct LookupConverter: TypeConverter {
     var storageType: StorageType { .text }
 
     private func rows() throws -> Int {
-        try ContextRegistry.$scoped.withValue(registry) {
+        try ContextRegistry.withScoped(registry) {
             try Db.use(configName).queryInt("select count(*) from t") ?? -1
         }
     }

@@ -8,6 +8,7 @@ import Synchronization
 /// contexts, not even their "main".
 final class ContextRegistry: Sendable {
     static let global = ContextRegistry()
+    /// Bound only through `withScoped`, which `active` relies on (see there).
     @TaskLocal static var scoped: ContextRegistry?
 
     /// The registry in force here: the scoped one if any, else the global one. (A process that
@@ -17,18 +18,19 @@ final class ContextRegistry: Sendable {
         everScoped.load(ordering: .acquiring) ? (scoped ?? global) : global
     }
 
-    /// Set for good by the first scope (tasks copy a binding, and may outlive its scope).
+    /// Set for good by the first scope, never cleared: tasks copy a binding, and may outlive its scope.
     private static let everScoped = Atomic<Bool>(false)
 
-    /// Runs `body` with `registry` in force for it and the tasks it makes.
-    static func withScoped<T>(_ registry: ContextRegistry, _ body: () throws -> T) rethrows -> T {
-        everScoped.store(true, ordering: .releasing)
+    /// Runs `body` with `registry` in force for it and the tasks it makes (nil: the global one).
+    /// The only way to bind `scoped`: it sets `everScoped` first.
+    static func withScoped<T>(_ registry: ContextRegistry?, _ body: () throws -> T) rethrows -> T {
+        if registry != nil { everScoped.store(true, ordering: .releasing) }
         return try $scoped.withValue(registry, operation: body)
     }
 
     /// The async form of `withScoped`.
-    static func withScoped<T>(_ registry: ContextRegistry, _ body: () async throws -> T) async rethrows -> T {
-        everScoped.store(true, ordering: .releasing)
+    static func withScoped<T>(_ registry: ContextRegistry?, _ body: () async throws -> T) async rethrows -> T {
+        if registry != nil { everScoped.store(true, ordering: .releasing) }
         return try await $scoped.withValue(registry, operation: body)
     }
 
