@@ -129,6 +129,19 @@ final class OffsetCustomMirror: Model, CustomReflectable {
     override class var tableName: String { "offset_custom_mirror" }
 }
 
+/// A base class with an `unowned` property, under a model whose custom mirror lists its own
+/// wrapper only (its base class's mirror is the runtime's).
+class OffsetUnownedBase: Model {
+    unowned var owner: OffsetOwner = OffsetOwner.kept
+    @Column var inherited: Int = 0
+    override class var tableName: String { "offset_unowned_custom" }
+}
+
+final class OffsetUnownedCustom: OffsetUnownedBase, CustomReflectable {
+    @Column var own: String?
+    var customMirror: Mirror { Mirror(self, children: ["_own": _own]) }
+}
+
 /// Nothing to store: refused, since its wrapper would begin where the next one does.
 struct OffsetNothing: Codable, Equatable {}
 final class OffsetEmptyColumn: Model {
@@ -315,6 +328,26 @@ struct ModelColumnOffsetTests {
             model.first = 5
             #expect(try model.update())
             #expect(try OffsetUnowned.dao.findById(model.id)?.first == 5)
+        }
+    }
+
+    /// A custom mirror's base classes are the runtime's mirrors: learning a column skips their
+    /// properties that are not wrappers, as for any model (their `unowned` object may be gone).
+    @Test func aCustomMirrorsBaseClassesReadNoPropertyButTheWrappers() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetUnownedCustom.self)
+            let model = OffsetUnownedCustom()
+            do {
+                let passing = OffsetOwner()
+                model.owner = passing
+            }
+            // `passing` is gone: reading `model.owner` would trap. The columns' first accesses do not.
+            model.own = "o"
+            model.inherited = 4
+            #expect(model.own == "o" && model.inherited == 4)
+            #expect(try model.save())
+            let found = try #require(try OffsetUnownedCustom.dao.findById(model.id))
+            #expect(found.own == "o" && found.inherited == 4)
         }
     }
 
