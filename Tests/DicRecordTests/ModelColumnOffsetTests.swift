@@ -142,6 +142,39 @@ final class OffsetUnownedCustom: OffsetUnownedBase, CustomReflectable {
     var customMirror: Mirror { Mirror(self, children: ["_own": _own]) }
 }
 
+/// A base class's own mirror (listing its properties in another order) under a model's, as
+/// `.customized` ancestors: its wrapper must still be found (it is not the runtime's mirror).
+class OffsetCustomizedBase: Model, CustomReflectable {
+    var cache = 7
+    @Column var alpha: Int = 0
+    var customMirror: Mirror { Mirror(self, children: ["_alpha": _alpha, "cache": cache]) }
+    override class var tableName: String { "offset_customized" }
+}
+
+final class OffsetCustomizedChild: OffsetCustomizedBase {
+    @Column var gamma: String?
+    override var customMirror: Mirror {
+        Mirror(self, children: ["_gamma": _gamma], ancestorRepresentation: .customized({ super.customMirror }))
+    }
+}
+
+/// `CustomReflectable` declared on a base class (its mirror's subject is that class), over a
+/// base with an `unowned` property, under a model that adds a stored property of its own.
+class OffsetGrandBase: Model {
+    unowned var owner: OffsetOwner = OffsetOwner.kept
+    @Column var grand: Int = 0
+    override class var tableName: String { "offset_mirror_child" }
+}
+
+class OffsetMirrorBase: OffsetGrandBase, CustomReflectable {
+    @Column var middle: String?
+    var customMirror: Mirror { Mirror(self, children: ["_middle": _middle]) }
+}
+
+final class OffsetMirrorChild: OffsetMirrorBase {
+    var note = ""
+}
+
 /// Nothing to store: refused, since its wrapper would begin where the next one does.
 struct OffsetNothing: Codable, Equatable {}
 final class OffsetEmptyColumn: Model {
@@ -348,6 +381,48 @@ struct ModelColumnOffsetTests {
             #expect(try model.save())
             let found = try #require(try OffsetUnownedCustom.dao.findById(model.id))
             #expect(found.own == "o" && found.inherited == 4)
+            // Saved with `inherited` unset: the insert's fill of initial values walks the fields.
+            let other = OffsetUnownedCustom()
+            do {
+                let passing = OffsetOwner()
+                other.owner = passing
+            }
+            other.own = "p"
+            #expect(try other.save())
+            #expect(try OffsetUnownedCustom.dao.findById(other.id)?.inherited == 0)
+        }
+    }
+
+    /// A base class's own mirror, in another order, as a model's `.customized` ancestors: not
+    /// the runtime's mirror, so every child is read and its wrapper found by name.
+    @Test func customizedAncestorsStillFindTheirColumns() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetCustomizedChild.self)
+            let model = OffsetCustomizedChild()
+            model.alpha = 3
+            model.gamma = "g"
+            #expect(model.alpha == 3 && model.gamma == "g")
+            #expect(try model.save())
+            #expect(try t.db.query("select gamma || alpha from offset_customized", as: String.self) == ["g3"])
+        }
+    }
+
+    /// `CustomReflectable` declared on a base class: the levels below its mirror are the
+    /// runtime's and read no property but the wrappers (the grand base's `unowned` object is gone).
+    @Test func aBaseClassesCustomMirrorReadsNoPropertyBelowItButTheWrappers() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetMirrorChild.self)
+            let model = OffsetMirrorChild()
+            do {
+                let passing = OffsetOwner()
+                model.owner = passing
+            }
+            model.middle = "m"
+            model.grand = 2
+            #expect(model.middle == "m" && model.grand == 2)
+            #expect(try model.save())
+            let found = try #require(try OffsetMirrorChild.dao.findById(model.id))
+            #expect(found.middle == "m" && found.grand == 2)
         }
     }
 
