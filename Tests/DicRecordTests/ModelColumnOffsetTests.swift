@@ -163,7 +163,6 @@ final class OffsetCustomizedChild: OffsetCustomizedBase {
 class OffsetGrandBase: Model {
     unowned var owner: OffsetOwner = OffsetOwner.kept
     @Column var grand: Int = 0
-    override class var tableName: String { "offset_mirror_child" }
 }
 
 class OffsetMirrorBase: OffsetGrandBase, CustomReflectable {
@@ -173,6 +172,43 @@ class OffsetMirrorBase: OffsetGrandBase, CustomReflectable {
 
 final class OffsetMirrorChild: OffsetMirrorBase {
     var note = ""
+    override class var tableName: String { "offset_mirror_child" }
+}
+
+/// A base class's own mirror that calls itself a class and lists as many children as the class
+/// declares, in another order: it passes for the runtime's but for its names.
+class OffsetClassStyledBase: Model, CustomReflectable {
+    var cache = 7
+    @Column var alpha: Int = 0
+    var customMirror: Mirror { Mirror(self, children: ["_alpha": _alpha, "cache": cache], displayStyle: .class) }
+}
+
+final class OffsetClassStyledChild: OffsetClassStyledBase {
+    @Column var gamma: String?
+    override var customMirror: Mirror {
+        Mirror(self, children: ["_gamma": _gamma], ancestorRepresentation: .customized({ super.customMirror }))
+    }
+    override class var tableName: String { "offset_class_styled" }
+}
+
+/// The usual subclass mirror (`.customized` ancestors) over a base's own mirror, over a grand
+/// base with an `unowned` property: the runtime's levels at the bottom are still filtered.
+class OffsetListedGrand: Model {
+    unowned var owner: OffsetOwner = OffsetOwner.kept
+    @Column var root: Int = 0
+}
+
+class OffsetListedBase: OffsetListedGrand, CustomReflectable {
+    @Column var listed: String?
+    var customMirror: Mirror { Mirror(self, children: ["_listed": _listed]) }
+}
+
+final class OffsetListedChild: OffsetListedBase {
+    @Column var leaf: Int = 0
+    override var customMirror: Mirror {
+        Mirror(self, children: ["_leaf": _leaf], ancestorRepresentation: .customized({ super.customMirror }))
+    }
+    override class var tableName: String { "offset_listed_child" }
 }
 
 /// Nothing to store: refused, since its wrapper would begin where the next one does.
@@ -404,6 +440,40 @@ struct ModelColumnOffsetTests {
             #expect(model.alpha == 3 && model.gamma == "g")
             #expect(try model.save())
             #expect(try t.db.query("select gamma || alpha from offset_customized", as: String.self) == ["g3"])
+        }
+    }
+
+    /// A base class's own mirror that passes for the runtime's (a `.class` mirror of the class,
+    /// as many children) but lists them in another order: told by its names, and read in full.
+    @Test func aCustomMirrorPassingForTheRuntimesIsToldByItsNames() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetClassStyledChild.self)
+            let model = OffsetClassStyledChild()
+            model.alpha = 5
+            model.gamma = "c"
+            #expect(model.alpha == 5 && model.gamma == "c")
+            #expect(try model.save())
+            #expect(try t.db.query("select gamma || alpha from offset_class_styled", as: String.self) == ["c5"])
+        }
+    }
+
+    /// `.customized` ancestors over a base's own mirror: the runtime's levels under them (the
+    /// grand base, whose `unowned` object is gone) read no property but the wrappers.
+    @Test func customizedAncestorsOverTheRuntimesReadNoPropertyButTheWrappers() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetListedChild.self)
+            let model = OffsetListedChild()
+            do {
+                let passing = OffsetOwner()
+                model.owner = passing
+            }
+            model.root = 1
+            model.listed = "l"
+            model.leaf = 9
+            #expect(model.root == 1 && model.listed == "l" && model.leaf == 9)
+            #expect(try model.save())
+            let found = try #require(try OffsetListedChild.dao.findById(model.id))
+            #expect(found.root == 1 && found.listed == "l" && found.leaf == 9)
         }
     }
 

@@ -613,36 +613,58 @@ enum FieldResolver {
             "[DicRecord] a @Column property of \(String(reflecting: type)) could not be matched with a stored property of the class (its wrapper lies \(offset) bytes into the object; a type of size 0, or a custom Mirror that leaves the wrapper out or renames it): it reads its initial value and writes to it are dropped")
     }
 
-    /// The class whose mirror is `chain[1]`, when every level below a custom mirror (`chain[0]`)
-    /// is the runtime's own: the mirror of an ancestor of `model`, then of each of its
-    /// superclasses in turn to the root, each a `.class` mirror listing as many children as its
-    /// class declares stored properties. Then those levels list, base first, the ancestor's
-    /// stored properties in the order of its field records. (Counting children reads no value.)
-    /// Nil when a level is someone's own (`.customized` ancestors), or there is none below.
-    private static func generatedAncestors(below chain: [Mirror], of model: AnyClass) -> AnyClass? {
-        guard chain.count > 1, let ancestor = chain[1].subjectType as? AnyClass else { return nil }
+    /// How many stored properties (base classes' first) the runtime's own mirrors list at the
+    /// bottom of `levels` (a custom mirror's ancestors, nearest first): from the root up, each
+    /// level that is a `.class` mirror of the next class down to `model`, listing as many children
+    /// as that class declares stored properties. Above the first level that is not, a mirror may
+    /// list anything (`.customized` ancestors), and its children are all read. (Counting children
+    /// reads no value.)
+    private static func runtimeLevels(atTheBottomOf levels: ArraySlice<Mirror>, under model: AnyClass) -> Int {
+        var ancestors: [ObjectIdentifier] = []
         var walk: AnyClass? = _getSuperclass(model)
-        while let current = walk, current != ancestor { walk = _getSuperclass(current) }
-        guard walk != nil else { return nil }
-        var expected: AnyClass? = ancestor
-        for level in chain.dropFirst() {
-            guard let current = expected, level.displayStyle == .class, let subject = level.subjectType as? AnyClass,
-                  subject == current else { return nil }
-            let inherited = _getSuperclass(current).map { wrapperFlags(of: $0).count } ?? 0
-            guard level.children.count == wrapperFlags(of: current).count - inherited else { return nil }
-            expected = _getSuperclass(current)
+        while let current = walk {
+            ancestors.append(ObjectIdentifier(current))
+            walk = _getSuperclass(current)
         }
-        return expected == nil ? ancestor : nil
+        var accepted: AnyClass?
+        var count = 0
+        for level in levels.reversed() {
+            guard level.displayStyle == .class, let subject = level.subjectType as? AnyClass,
+                  ancestors.contains(ObjectIdentifier(subject)),
+                  _getSuperclass(subject).map(ObjectIdentifier.init) == accepted.map(ObjectIdentifier.init) else { break }
+            let total = storedProperties(of: subject).count
+            guard level.children.count == total - count else { break }
+            accepted = subject
+            count = total
+        }
+        return count
     }
 
-    /// For each stored property of `type` (base classes' first), whether it is a model field.
-    private static func wrapperFlags(of type: AnyClass) -> [Bool] {
-        var flags: [Bool] = []
-        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { _, _, fieldType, _ in
-            flags.append(fieldType is any ModelField.Type)
+    /// Whether the children of `levels` (nearest first) at the places of the first `count`
+    /// declared properties that are wrappers bear those properties' names.
+    private static func wrappersAreNamedAsDeclared(in levels: ArraySlice<Mirror>, below count: Int,
+                                                   _ declared: [(name: String, isWrapper: Bool)]) -> Bool {
+        var index = -1
+        for level in levels.reversed() {
+            let children = level.children
+            for position in children.indices {
+                index += 1
+                guard index < count else { return true }
+                if declared[index].isWrapper, children[position].label != declared[index].name { return false }
+            }
+        }
+        return true
+    }
+
+    /// The stored properties of `type` (base classes' first), from its field records: each one's
+    /// name and whether it is a model field (`@Column`, `@Reference`, ...).
+    private static func storedProperties(of type: AnyClass) -> [(name: String, isWrapper: Bool)] {
+        var properties: [(name: String, isWrapper: Bool)] = []
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, _, fieldType, _ in
+            properties.append((String(cString: name), fieldType is any ModelField.Type))
             return true
         }
-        return flags
+        return properties
     }
 
     /// The declared fields of `model`, base classes first, each column with its slot. With
@@ -660,13 +682,17 @@ enum FieldResolver {
         // (Reading every value would read an `unowned` property, which traps when its object is
         // gone: the first access to a column of the class would stop the process.) A mirror that
         // lists other children than the class declares (`CustomReflectable`) has every value read,
-        // but the levels below it that are the runtime's own mirrors are filtered as any class's are.
-        let wrapperAt = wrapperFlags(of: type(of: model))
+        // but the levels under it that are the runtime's own mirrors are filtered as any class's are.
+        let declared = storedProperties(of: type(of: model))
         let filteredBelow: Int
         if model is any CustomReflectable {
-            filteredBelow = generatedAncestors(below: chain, of: type(of: model)).map { wrapperFlags(of: $0).count } ?? 0
+            let runtime = runtimeLevels(atTheBottomOf: chain.dropFirst(), under: type(of: model))
+            // A level that passed for the runtime's but names another property where the class has
+            // a wrapper is someone's own mirror after all: then every child is read. (Only the
+            // wrappers' children are looked at, which reads no other value.)
+            filteredBelow = wrappersAreNamedAsDeclared(in: chain.dropFirst(), below: runtime, declared) ? runtime : 0
         } else {
-            filteredBelow = chain.reduce(0, { $0 + $1.children.count }) == wrapperAt.count ? wrapperAt.count : 0
+            filteredBelow = chain.reduce(0, { $0 + $1.children.count }) == declared.count ? declared.count : 0
         }
         var result: [Field] = []
         var slot = 0
@@ -675,7 +701,7 @@ enum FieldResolver {
             let children = mirror.children
             for position in children.indices {
                 index += 1
-                if index < filteredBelow, !wrapperAt[index] { continue }
+                if index < filteredBelow, !declared[index].isWrapper { continue }
                 let child = children[position]
                 guard let field = child.value as? any ModelField, let label = child.label else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
