@@ -211,6 +211,27 @@ final class OffsetListedChild: OffsetListedBase {
     override class var tableName: String { "offset_listed_child" }
 }
 
+/// A project-wide base with its own mirror, a middle class with an `unowned` property that
+/// keeps it, and a leaf whose mirror has `.customized` ancestors: the runtime puts the middle
+/// class's own mirror above the base's, and it is filtered as any runtime mirror is.
+class OffsetAppBase: Model, CustomReflectable {
+    @Column var app: Int = 0
+    var customMirror: Mirror { Mirror(self, children: ["_app": _app]) }
+}
+
+class OffsetAppMiddle: OffsetAppBase {
+    unowned var owner: OffsetOwner = OffsetOwner.kept
+    @Column var middleName: String?
+}
+
+final class OffsetAppLeaf: OffsetAppMiddle {
+    @Column var leafValue: Int = 0
+    override var customMirror: Mirror {
+        Mirror(self, children: ["_leafValue": _leafValue], ancestorRepresentation: .customized({ super.customMirror }))
+    }
+    override class var tableName: String { "offset_app_leaf" }
+}
+
 /// Nothing to store: refused, since its wrapper would begin where the next one does.
 struct OffsetNothing: Codable, Equatable {}
 final class OffsetEmptyColumn: Model {
@@ -474,6 +495,26 @@ struct ModelColumnOffsetTests {
             #expect(try model.save())
             let found = try #require(try OffsetListedChild.dao.findById(model.id))
             #expect(found.root == 1 && found.listed == "l" && found.leaf == 9)
+        }
+    }
+
+    /// A runtime mirror above a custom one (a middle class under a base's own mirror, below a
+    /// leaf's `.customized` ancestors) is filtered too: its dangling `unowned` is not read.
+    @Test func aRuntimeLevelAboveACustomOneReadsNoPropertyButTheWrappers() throws {
+        try withDatabase { t throws in
+            t.context.register(OffsetAppLeaf.self)
+            let model = OffsetAppLeaf()
+            do {
+                let passing = OffsetOwner()
+                model.owner = passing
+            }
+            model.app = 1
+            model.middleName = "m"
+            model.leafValue = 3
+            #expect(model.app == 1 && model.middleName == "m" && model.leafValue == 3)
+            #expect(try model.save())
+            let found = try #require(try OffsetAppLeaf.dao.findById(model.id))
+            #expect(found.app == 1 && found.middleName == "m" && found.leafValue == 3)
         }
     }
 

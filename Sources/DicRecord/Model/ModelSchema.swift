@@ -613,55 +613,39 @@ enum FieldResolver {
             "[DicRecord] a @Column property of \(String(reflecting: type)) could not be matched with a stored property of the class (its wrapper lies \(offset) bytes into the object; a type of size 0, or a custom Mirror that leaves the wrapper out or renames it): it reads its initial value and writes to it are dropped")
     }
 
-    /// How many stored properties (base classes' first) the runtime's own mirrors list at the
-    /// bottom of `levels` (a custom mirror's ancestors, nearest first): from the root up, each
-    /// level that is a `.class` mirror of the next class down to `model`, listing as many children
-    /// as that class declares stored properties. Above the first level that is not, a mirror may
-    /// list anything (`.customized` ancestors), and its children are all read. (Counting children
-    /// reads no value.)
-    private static func runtimeLevels(atTheBottomOf levels: ArraySlice<Mirror>, under model: AnyClass) -> Int {
-        var ancestors: [ObjectIdentifier] = []
-        var walk: AnyClass? = _getSuperclass(model)
-        while let current = walk {
-            ancestors.append(ObjectIdentifier(current))
-            walk = _getSuperclass(current)
-        }
-        var accepted: AnyClass?
-        var count = 0
-        for level in levels.reversed() {
-            guard level.displayStyle == .class, let subject = level.subjectType as? AnyClass,
-                  ancestors.contains(ObjectIdentifier(subject)),
-                  _getSuperclass(subject).map(ObjectIdentifier.init) == accepted.map(ObjectIdentifier.init) else { break }
-            let total = storedProperties(of: subject).count
-            guard level.children.count == total - count else { break }
-            accepted = subject
-            count = total
-        }
-        return count
+    /// How one level of a mirror chain is read: the runtime's own mirror of a class, whose
+    /// children are that class's stored properties in the order of its field records (`start`:
+    /// how many its superclasses have; `wrappers`: which of its own are model fields).
+    struct LevelPlan {
+        let start: Int
+        let wrappers: [Bool]
     }
 
-    /// Whether the children of `levels` (nearest first) at the places of the first `count`
-    /// declared properties that are wrappers bear those properties' names.
-    private static func wrappersAreNamedAsDeclared(in levels: ArraySlice<Mirror>, below count: Int,
-                                                   _ declared: [(name: String, isWrapper: Bool)]) -> Bool {
-        var index = -1
-        for level in levels.reversed() {
-            let children = level.children
-            for position in children.indices {
-                index += 1
-                guard index < count else { return true }
-                if declared[index].isWrapper, children[position].label != declared[index].name { return false }
-            }
+    /// The plan of `level`, a level under a custom mirror, when it is the runtime's own mirror of
+    /// an ancestor of the model: a `.class` mirror of one of `ancestors`, listing as many children
+    /// as that class declares stored properties, its wrappers' places bearing their names. (Only
+    /// the wrappers' children are looked at: counting and naming them reads no other value.) Nil
+    /// for someone's own mirror, which is then read in full.
+    private static func runtimePlan(of level: Mirror, ancestors: Set<ObjectIdentifier>) -> LevelPlan? {
+        guard level.displayStyle == .class, let subject = level.subjectType as? AnyClass,
+              ancestors.contains(ObjectIdentifier(subject)) else { return nil }
+        let all = storedProperties(of: subject, names: true)
+        let start = _getSuperclass(subject).map { storedProperties(of: $0, names: false).count } ?? 0
+        let own = all[start...]
+        let children = level.children
+        guard children.count == own.count else { return nil }
+        for (position, property) in zip(children.indices, own) where property.isWrapper {
+            guard children[position].label == property.name else { return nil }
         }
-        return true
+        return LevelPlan(start: start, wrappers: own.map(\.isWrapper))
     }
 
-    /// The stored properties of `type` (base classes' first), from its field records: each one's
-    /// name and whether it is a model field (`@Column`, `@Reference`, ...).
-    private static func storedProperties(of type: AnyClass) -> [(name: String, isWrapper: Bool)] {
+    /// The stored properties of `type` (base classes' first), from its field records: whether
+    /// each is a model field (`@Column`, `@Reference`, ...), and its name when `names`.
+    private static func storedProperties(of type: AnyClass, names: Bool) -> [(name: String, isWrapper: Bool)] {
         var properties: [(name: String, isWrapper: Bool)] = []
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { name, _, fieldType, _ in
-            properties.append((String(cString: name), fieldType is any ModelField.Type))
+            properties.append((names ? String(cString: name) : "", fieldType is any ModelField.Type))
             return true
         }
         return properties
@@ -680,28 +664,44 @@ enum FieldResolver {
         }
         // Which stored properties are wrappers, told by their types: only those values are read.
         // (Reading every value would read an `unowned` property, which traps when its object is
-        // gone: the first access to a column of the class would stop the process.) A mirror that
-        // lists other children than the class declares (`CustomReflectable`) has every value read,
-        // but the levels under it that are the runtime's own mirrors are filtered as any class's are.
-        let declared = storedProperties(of: type(of: model))
-        let filteredBelow: Int
-        if model is any CustomReflectable {
-            let runtime = runtimeLevels(atTheBottomOf: chain.dropFirst(), under: type(of: model))
-            // A level that passed for the runtime's but names another property where the class has
-            // a wrapper is someone's own mirror after all: then every child is read. (Only the
-            // wrappers' children are looked at, which reads no other value.)
-            filteredBelow = wrappersAreNamedAsDeclared(in: chain.dropFirst(), below: runtime, declared) ? runtime : 0
+        // gone: the first access to a column of the class would stop the process.) Each level
+        // that is the runtime's own mirror of a class has its places told by that class's field
+        // records; a level that is someone's own (`CustomReflectable`) has every child read.
+        let custom = model is any CustomReflectable
+        var plans: [LevelPlan?]
+        if custom {
+            var ancestors: Set<ObjectIdentifier> = []
+            var walk: AnyClass? = _getSuperclass(type(of: model))
+            while let current = walk {
+                ancestors.insert(ObjectIdentifier(current))
+                walk = _getSuperclass(current)
+            }
+            // The top is the model's own mirror: read in full.
+            plans = [nil] + chain.dropFirst().map { runtimePlan(of: $0, ancestors: ancestors) }
         } else {
-            filteredBelow = chain.reduce(0, { $0 + $1.children.count }) == declared.count ? declared.count : 0
+            // No custom mirror anywhere: every level is the runtime's, base class first in the records.
+            let wrappers = storedProperties(of: type(of: model), names: false).map(\.isWrapper)
+            let listed = chain.reduce(0, { $0 + $1.children.count })
+            plans = Array(repeating: nil, count: chain.count)
+            if listed == wrappers.count {
+                var start = listed
+                for (level, mirror) in chain.enumerated() {
+                    start -= mirror.children.count
+                    plans[level] = LevelPlan(start: start, wrappers: Array(wrappers[start..<(start + mirror.children.count)]))
+                }
+            }
         }
         var result: [Field] = []
         var slot = 0
-        var index = -1
-        for mirror in chain.reversed() {
+        var running = -1
+        for (level, mirror) in chain.enumerated().reversed() {
+            let plan = plans[level]
             let children = mirror.children
-            for position in children.indices {
-                index += 1
-                if index < filteredBelow, !declared[index].isWrapper { continue }
+            for (offset, position) in children.indices.enumerated() {
+                running += 1
+                // A runtime level's place is the stored property's among all (as `storedProperty(at:in:)` counts).
+                let index = plan.map { $0.start + offset } ?? running
+                if let plan, !plan.wrappers[offset] { continue }
                 let child = children[position]
                 guard let field = child.value as? any ModelField, let label = child.label else { continue }
                 let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
