@@ -232,6 +232,28 @@ final class OffsetAppLeaf: OffsetAppMiddle {
     override class var tableName: String { "offset_app_leaf" }
 }
 
+/// A base class's private reference under its own mirror (an extra child first), and a middle
+/// class's column of the same property name, whose known place is the number the base's mirror
+/// gives its reference: the column must find its own wrapper.
+class OffsetShadowBase: Model, CustomReflectable {
+    @Reference private var teacher: RelTeacher?
+    var customMirror: Mirror { Mirror(self, children: ["extra": 1, "_teacher": _teacher]) }
+    func setTeacher(_ teacher: RelTeacher?) { self.teacher = teacher }
+    var teacherRead: RelTeacher? { teacher }
+}
+
+class OffsetShadowMiddle: OffsetShadowBase {
+    @Column var teacher: String?
+}
+
+final class OffsetShadowLeaf: OffsetShadowMiddle {
+    @Column var leafNote: String?
+    override var customMirror: Mirror {
+        Mirror(self, children: ["_leafNote": _leafNote], ancestorRepresentation: .customized({ super.customMirror }))
+    }
+    override class var tableName: String { "offset_shadow_leaf" }
+}
+
 /// Nothing to store: refused, since its wrapper would begin where the next one does.
 struct OffsetNothing: Codable, Equatable {}
 final class OffsetEmptyColumn: Model {
@@ -515,6 +537,27 @@ struct ModelColumnOffsetTests {
             #expect(try model.save())
             let found = try #require(try OffsetAppLeaf.dao.findById(model.id))
             #expect(found.app == 1 && found.middleName == "m" && found.leafValue == 3)
+        }
+    }
+
+    /// Under custom mirrors, a column named like a base class's private reference finds its own
+    /// wrapper, though the base's mirror gives the reference the number of the column's place.
+    @Test func aColumnAtItsKnownPlaceIsNotTakenForABasesReferenceOfItsName() throws {
+        try withDatabase { t throws in
+            t.context.register(RelTeacher.self)
+            t.context.register(OffsetShadowLeaf.self)
+            let teacher = RelTeacher()
+            teacher.name = "Li"
+            #expect(try teacher.save())
+            let model = OffsetShadowLeaf()
+            model.teacher = "a column"
+            model.leafNote = "n"
+            model.setTeacher(teacher)
+            #expect(model.teacher == "a column" && model.leafNote == "n")
+            #expect(try model.save())
+            let found = try #require(try OffsetShadowLeaf.dao.findById(model.id))
+            #expect(found.teacher == "a column" && found.leafNote == "n")
+            #expect(found.teacherRead?.name == "Li")
         }
     }
 

@@ -508,7 +508,7 @@ enum FieldResolver {
         // equality, it is not added again (the table would grow without bound).
         if let entry = entry(equalTo: key) { return entry.field }
         model[keyPath: key].probe = true
-        let found = fields(of: model, only: { _, _, field in field.probe }).first
+        let found = fields(of: model, only: { _, _, _, field in field.probe }).first
         model[keyPath: key].probe = false
         guard let found else { return nil }
         add(key, found)
@@ -543,14 +543,19 @@ enum FieldResolver {
         let key = ColumnKey(type: ObjectIdentifier(type(of: model)), offset: offset)
         guard let property = storedProperty(at: offset, in: type(of: model)) else { return nil }
         let custom = model is any CustomReflectable
-        var places: [Int] = []
-        let named = fields(of: model, only: { index, label, _ in
-            guard label == property.name, custom || index == property.index else { return false }
-            places.append(index)
+        var places: [(index: Int, isPlace: Bool)] = []
+        let named = fields(of: model, only: { index, isPlace, label, _ in
+            // A child whose place is known (the runtime's mirror of its class) and is another
+            // property's is not this one, whatever its name.
+            guard label == property.name, (custom && !isPlace) || index == property.index else { return false }
+            places.append((index, isPlace))
             return true
         })
         let found: Field?
-        if let i = places.firstIndex(of: property.index) {
+        // The child at the property's own known place first; then one whose place in a custom
+        // chain happens to be that number; then the one column of the name.
+        if let i = places.firstIndex(where: { $0.isPlace && $0.index == property.index })
+            ?? places.firstIndex(where: { $0.index == property.index }) {
             found = named[i]
         } else {
             let columns = named.filter { if case .column = $0.description { true } else { false } }
@@ -652,10 +657,11 @@ enum FieldResolver {
     }
 
     /// The declared fields of `model`, base classes first, each column with its slot. With
-    /// `only`, those it accepts, given the child's place in the mirror chain (for a model that is
-    /// not `CustomReflectable`, the stored property's place among all of them, as in
-    /// `storedProperty(at:in:)`), its label and its wrapper.
-    static func fields(of model: Model, only keep: ((Int, String, any ModelField) -> Bool)? = nil) -> [Field] {
+    /// `only`, those it accepts, given the child's place: on a level that is the runtime's
+    /// mirror of its class, the stored property's place among all of them, as in
+    /// `storedProperty(at:in:)` (and `true`); else its place in the mirror chain (and `false`);
+    /// its label and its wrapper.
+    static func fields(of model: Model, only keep: ((Int, Bool, String, any ModelField) -> Bool)? = nil) -> [Field] {
         var chain: [Mirror] = []
         var mirror: Mirror? = Mirror(reflecting: model)
         while let current = mirror {
@@ -715,7 +721,7 @@ enum FieldResolver {
                     slot += 1
                 case .children: break
                 }
-                if keep?(index, label, field) ?? true { result.append(Field(name: name, description: description)) }
+                if keep?(index, plan != nil, label, field) ?? true { result.append(Field(name: name, description: description)) }
             }
         }
         return result
