@@ -112,7 +112,18 @@ final class OffsetOwner: Sendable {
     static let kept = OffsetOwner()
 }
 
-final class OffsetUnowned: Model {
+/// A model with an `unowned` owner (declared on it or a base class).
+protocol OffsetOwned: AnyObject {
+    var owner: OffsetOwner { get set }
+}
+
+/// Points `model.owner` at an object that is gone when this returns: reading `owner` then traps.
+func letOwnerGo(of model: some OffsetOwned) {
+    let passing = OffsetOwner()
+    model.owner = passing
+}
+
+final class OffsetUnowned: Model, OffsetOwned {
     @Column var first: Int = 0
     unowned var owner: OffsetOwner = OffsetOwner.kept
     @Column var second: String?
@@ -131,7 +142,7 @@ final class OffsetCustomMirror: Model, CustomReflectable {
 
 /// A base class with an `unowned` property, under a model whose custom mirror lists its own
 /// wrapper only (its base class's mirror is the runtime's).
-class OffsetUnownedBase: Model {
+class OffsetUnownedBase: Model, OffsetOwned {
     unowned var owner: OffsetOwner = OffsetOwner.kept
     @Column var inherited: Int = 0
     override class var tableName: String { "offset_unowned_custom" }
@@ -160,7 +171,7 @@ final class OffsetCustomizedChild: OffsetCustomizedBase {
 
 /// `CustomReflectable` declared on a base class (its mirror's subject is that class), over a
 /// base with an `unowned` property, under a model that adds a stored property of its own.
-class OffsetGrandBase: Model {
+class OffsetGrandBase: Model, OffsetOwned {
     unowned var owner: OffsetOwner = OffsetOwner.kept
     @Column var grand: Int = 0
 }
@@ -193,7 +204,7 @@ final class OffsetClassStyledChild: OffsetClassStyledBase {
 
 /// The usual subclass mirror (`.customized` ancestors) over a base's own mirror, over a grand
 /// base with an `unowned` property: the runtime's levels at the bottom are still filtered.
-class OffsetListedGrand: Model {
+class OffsetListedGrand: Model, OffsetOwned {
     unowned var owner: OffsetOwner = OffsetOwner.kept
     @Column var root: Int = 0
 }
@@ -219,7 +230,7 @@ class OffsetAppBase: Model, CustomReflectable {
     var customMirror: Mirror { Mirror(self, children: ["_app": _app]) }
 }
 
-class OffsetAppMiddle: OffsetAppBase {
+class OffsetAppMiddle: OffsetAppBase, OffsetOwned {
     unowned var owner: OffsetOwner = OffsetOwner.kept
     @Column var middleName: String?
 }
@@ -426,11 +437,8 @@ struct ModelColumnOffsetTests {
         try withDatabase { t throws in
             t.context.register(OffsetUnowned.self)
             let model = OffsetUnowned()
-            do {
-                let passing = OffsetOwner()
-                model.owner = passing
-            }
-            // `passing` is gone: reading `model.owner` would trap. The columns' first accesses do not.
+            letOwnerGo(of: model)
+            // The owner is gone: reading `model.owner` would trap. The columns' first accesses do not.
             model.second = "s"
             #expect(model.first == 0 && model.second == "s")
             // Saved with `first` unset: the insert fills it from the wrappers' initial values.
@@ -449,11 +457,8 @@ struct ModelColumnOffsetTests {
         try withDatabase { t throws in
             t.context.register(OffsetUnownedCustom.self)
             let model = OffsetUnownedCustom()
-            do {
-                let passing = OffsetOwner()
-                model.owner = passing
-            }
-            // `passing` is gone: reading `model.owner` would trap. The columns' first accesses do not.
+            letOwnerGo(of: model)
+            // The owner is gone: reading `model.owner` would trap. The columns' first accesses do not.
             model.own = "o"
             model.inherited = 4
             #expect(model.own == "o" && model.inherited == 4)
@@ -462,10 +467,7 @@ struct ModelColumnOffsetTests {
             #expect(found.own == "o" && found.inherited == 4)
             // Saved with `inherited` unset: the insert's fill of initial values walks the fields.
             let other = OffsetUnownedCustom()
-            do {
-                let passing = OffsetOwner()
-                other.owner = passing
-            }
+            letOwnerGo(of: other)
             other.own = "p"
             #expect(try other.save())
             #expect(try OffsetUnownedCustom.dao.findById(other.id)?.inherited == 0)
@@ -506,10 +508,7 @@ struct ModelColumnOffsetTests {
         try withDatabase { t throws in
             t.context.register(OffsetListedChild.self)
             let model = OffsetListedChild()
-            do {
-                let passing = OffsetOwner()
-                model.owner = passing
-            }
+            letOwnerGo(of: model)
             model.root = 1
             model.listed = "l"
             model.leaf = 9
@@ -526,10 +525,7 @@ struct ModelColumnOffsetTests {
         try withDatabase { t throws in
             t.context.register(OffsetAppLeaf.self)
             let model = OffsetAppLeaf()
-            do {
-                let passing = OffsetOwner()
-                model.owner = passing
-            }
+            letOwnerGo(of: model)
             model.app = 1
             model.middleName = "m"
             model.leafValue = 3
@@ -567,10 +563,7 @@ struct ModelColumnOffsetTests {
         try withDatabase { t throws in
             t.context.register(OffsetMirrorChild.self)
             let model = OffsetMirrorChild()
-            do {
-                let passing = OffsetOwner()
-                model.owner = passing
-            }
+            letOwnerGo(of: model)
             model.middle = "m"
             model.grand = 2
             #expect(model.middle == "m" && model.grand == 2)
