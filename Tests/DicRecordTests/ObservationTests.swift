@@ -274,19 +274,29 @@ final class Received<Value: Sendable>: Sendable {
                 return false
             }
             try await t.db.update("delete from student where id = 7")
-            let events = await live.wait { $0.count == 2 }
-            #expect(events[0].tables == ["student"])
-            #expect(!events[0].isExternal)
-            #expect(events[1].tables == ["student"])
-            // Rows come from SQLite's update hook; PostgreSQL's statement trigger names the table only.
-            #expect(events[0].inserted == (engine == .sqlite ? ["student": [7, 8]] : [:]))
-            #expect(events[1].deleted == (engine == .sqlite ? ["student": [7]] : [:]))
+            if engine == .sqlite {
+                let events = await live.wait { $0.count == 2 }
+                try #require(events.count == 2)
+                #expect(events[0].tables == ["student"] && events[1].tables == ["student"])
+                #expect(!events[0].isExternal)
+                // Rows come from SQLite's update hook.
+                #expect(events[0].inserted == ["student": [7, 8]])
+                #expect(events[1].deleted == ["student": [7]])
+            } else {
+                // PostgreSQL's notifications that arrive together are one event (its statement
+                // trigger names the table only): the two commits that wrote student are one or two.
+                _ = await live.wait { !$0.isEmpty }
+                let events = await live.settled()
+                try #require((1...2).contains(events.count), "\(events)")
+                #expect(events.allSatisfy { $0.tables == ["student"] && !$0.isExternal && $0.inserted.isEmpty && $0.deleted.isEmpty })
+            }
             // Nothing for the commits that wrote teacher only or rolled back: a late event for one
             // of them would come before the next commit's, which is awaited and checked.
-            #expect(await live.settled().count == 2)
+            let before = await live.settled().count
+            #expect(before == 2 || engine == .postgres)
             try await t.db.update("insert into student(id, name) values (9, 'c')")
-            let next = await live.wait { $0.count == 3 }
-            #expect(next.count == 3)
+            let next = await live.wait { $0.count == before + 1 }
+            try #require(next.count == before + 1)
             #expect(next.last?.tables == ["student"])
             #expect(next.last?.inserted == (engine == .sqlite ? ["student": [9]] : [:]))
             live.cancel()

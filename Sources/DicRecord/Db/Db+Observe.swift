@@ -93,7 +93,9 @@ extension Db {
     }
 
     /// An event after each commit that touched one of `tables` (case-insensitive), with the
-    /// rowids SQLite's update hook reported. Ends when the consuming task is cancelled.
+    /// rowids SQLite's update hook reported. Ends when the consuming task is cancelled. (On
+    /// PostgreSQL an event names tables only, and commits whose notifications arrive together
+    /// are one event.)
     /// ```swift
     /// for try await change in Db.main.changes(in: ["student", "teacher"]) { print(change.tables) }
     /// ```
