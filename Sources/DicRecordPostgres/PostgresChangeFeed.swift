@@ -29,6 +29,10 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
     private let listener = Guarded<Listener>(Listener())
     /// Held while the listening connection opens, so that a second `watch` waits until it listens.
     private let starting = NSLock()
+    /// Held while a batch of notifications is handed over: `close()` takes it once it has set
+    /// `closed`, so that no batch reaches the hub after it returns (a closed feed's thread keeps
+    /// listening until it notices, and a feed opened meanwhile hears the same commits).
+    private let delivering = NSLock()
 
     private struct Control {
         var connection: PostgresConnection?
@@ -95,9 +99,15 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
         }
     }
 
-    func watch(_ tables: Set<String>) throws {
-        try startListening()
-        guard !tables.isEmpty else { return }
+    /// Counts the triggers this feed installed, with when it installed each (table key → count
+    /// then): under a lock of its own, as `mark` must not wait for an install in progress.
+    private let installs = Guarded<(count: UInt64, at: [String: UInt64])>((0, [:]))
+
+    var mark: UInt64 { installs.withLock { $0.count } }
+
+    func watch(_ tables: Set<String>, since mark: UInt64) throws -> Bool {
+        let startedNow = try startListening()
+        guard !tables.isEmpty else { return startedNow }
         try onControl { connection in
             let missing = try tables.sorted().filter { table in
                 try connection.rows("SELECT 1 FROM pg_trigger WHERE tgname = ? AND tgrelid = to_regclass(?)",
@@ -136,7 +146,17 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
                 try connection.execute(script: "COMMIT")
             }
             // The error as PostgreSQL gave it (its kind and SQLSTATE kept: a lock timeout is worth a retry).
+            // Recorded before the control connection is let go: a second watch of the table, which
+            // finds the trigger there, finds this too.
+            installs.withLock { installs in
+                for table in missing {
+                    installs.count += 1
+                    installs.at[table] = installs.count
+                }
+            }
         }
+        // Commits before a trigger went in were not heard (one another client installed is not known here).
+        return startedNow || installs.withLock { installs in tables.contains { (installs.at[$0] ?? 0) > mark } }
     }
 
     /// Runs `body` on the control connection, opened (or opened again, when it was lost) as needed.
@@ -156,8 +176,8 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
     }
 
     /// Opens the listening connection and starts its thread (once): when this returns, every
-    /// commit from now on is heard.
-    private func startListening() throws {
+    /// commit from now on is heard. True when this call started it.
+    private func startListening() throws -> Bool {
         // A second caller waits here until the first listens (or failed: then it tries itself).
         starting.lock()
         defer { starting.unlock() }
@@ -165,12 +185,13 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
             guard !state.started, !state.closed else { return false }
             return true
         }
-        guard start else { return }
+        guard start else { return false }
         let connection = try listeningConnection()
         listener.withLock { $0.started = true }
         let thread = Thread { [self] in listen(on: connection) }
         thread.name = "DicRecord.postgresListener"
         thread.start()
+        return true
     }
 
     private func listeningConnection() throws -> PostgresConnection {
@@ -200,14 +221,20 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
                 guard !listener.withLock({ $0.closed }) else { break }
                 if let again = try? listeningConnection() {
                     connection = again
-                    onCommit(nil)
+                    delivering.lock()
+                    if !listener.withLock({ $0.closed }) { onCommit(nil) }
+                    delivering.unlock()
                 }
                 continue
             }
             do {
                 // A short wait, so that `close()` is noticed soon.
                 let payloads = try open.notifications(waitingUpTo: min(wait, 0.1))
-                if !payloads.isEmpty { onCommit(Set(payloads)) }
+                if !payloads.isEmpty {
+                    delivering.lock()
+                    if !listener.withLock({ $0.closed }) { onCommit(Set(payloads)) }
+                    delivering.unlock()
+                }
             } catch {
                 open.close()
                 connection = nil
@@ -218,6 +245,9 @@ final class PostgresChangeFeed: EngineChangeFeed, @unchecked Sendable {   // mut
 
     func close() {
         listener.withLock { $0.closed = true }
+        // A batch being handed over ends first (the hub never closes a feed from inside one).
+        delivering.lock()
+        delivering.unlock()
         control.withLock { control in
             control.closed = true
             control.connection?.close()

@@ -45,6 +45,9 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
 
     private struct State {
         var registrations: [Int: Registration] = [:]
+        /// What each reservation heard since its call (`reserve`), by id, until its registration
+        /// has replayed it; then commits go to the registration itself.
+        var pending: [Int: Pending] = [:]
         /// Registrations by the tables they read (lower-cased); `anyTable`: those that read anything.
         var byTable: [String: Set<Int>] = [:]
         var anyTable: Set<Int> = []
@@ -59,6 +62,28 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         var feed: (any EngineChangeFeed)?
         /// Counts starts and stops: work begun before one of them does not install its result after.
         var generation = 0
+
+        /// Someone listens: a registration, or a reservation not yet registered.
+        var listening: Bool { !registrations.isEmpty || !pending.isEmpty }
+
+        /// Hands `event` to the reservations (each keeps it for its registration to replay) and
+        /// returns the registrations among `ids` that are live (not replaying still).
+        mutating func route(_ event: ChangeEvent, to ids: some Sequence<Int>) -> [Registration] {
+            if !pending.isEmpty {
+                let bare = ChangeEvent(region: event.region, rows: nil)
+                for index in pending.values.indices {
+                    pending.values[index].events.append(pending.values[index].rowids ? event : bare)
+                }
+            }
+            return ids.compactMap { id in pending[id] == nil ? registrations[id] : nil }
+        }
+    }
+
+    /// A live query or change listener between its call and its registration: commits heard
+    /// meanwhile, replayed to the registration in order. Nil rows unless `rowids`.
+    private struct Pending {
+        let rowids: Bool
+        var events: [ChangeEvent] = []
     }
 
     /// A class, so that its closure is never copied out through the lock's generic `inout` (see
@@ -99,15 +124,52 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         self.latency = .milliseconds(Int64(milliseconds))
     }
 
-    /// Calls `onChange` after each commit that may touch `reads` (nil: every commit; SQLite only),
-    /// on the thread that committed or on the poller's or feed's: it should only schedule work.
-    /// Until `cancel()`. On another engine, returns once that engine reports commits to `reads`'
-    /// tables (throws when it cannot: the table is gone, no privilege to install what it needs).
-    func register(reads: ReadRegion?, rowids: Bool = false, onFailure: @escaping @Sendable (any Error) -> Void = { _ in },
-                  _ onChange: @escaping @Sendable (ChangeEvent) -> Void) throws -> ChangeRegistration {
-        let id = state.withLock { state in
+    /// Starts hearing commits for a live query or change listener at the moment of its call, on
+    /// the caller's thread, before its registration (made on the hub's threads: on PostgreSQL it
+    /// may install a trigger, which waits for a transaction of the caller's that wrote the table).
+    /// What is committed in between is kept and replayed by `register(…, reservation:)`: a
+    /// commit made right after the call is never lost. Cheap: the writer's change log is switched
+    /// on, and the poller (SQLite) or the engine feed's listening connection started when none runs.
+    func reserve(rowids: Bool) -> ChangeReservation {
+        let (id, engine) = state.withLock { state -> (Int, Bool) in
             let id = state.nextId
             state.nextId += 1
+            state.pending[id] = Pending(rowids: rowids)
+            update(&state)
+            return (id, state.opener != nil)
+        }
+        var mark: UInt64 = 0
+        if engine {
+            // Listening from now on (a connection of the feed's own: it never waits for the caller).
+            // When it cannot, the registration tries again and reports why; commits meanwhile are unknown.
+            do {
+                if let feed = try openFeed() {
+                    _ = try feed.watch([], since: 0)
+                    mark = feed.mark
+                }
+            } catch {
+                heardUnknown(id)
+            }
+        }
+        startPollerIfNeeded()
+        return ChangeReservation(id: id, mark: mark) { [weak self] in self?.dropReservation(id) }
+    }
+
+    /// Calls `onChange` after each commit that may touch `reads` (nil: every commit; SQLite only),
+    /// on the thread that committed or on the poller's or feed's: it should only schedule work.
+    /// First, on this thread, it is told of the commits `reservation` heard since its call (and
+    /// of an unknown change when commits since the call may have gone unheard: an engine's
+    /// trigger installed now). Until `cancel()`. On another engine, returns once that engine
+    /// reports commits to `reads`' tables (throws when it cannot: the table is gone, no privilege
+    /// to install what it needs).
+    func register(reads: ReadRegion?, rowids: Bool = false, reservation: ChangeReservation,
+                  onFailure: @escaping @Sendable (any Error) -> Void = { _ in },
+                  _ onChange: @escaping @Sendable (ChangeEvent) -> Void) throws -> ChangeRegistration {
+        let id = reservation.id
+        try state.withLock { state in
+            guard state.pending[id] != nil, state.registrations[id] == nil else {
+                throw DicRecordError(.misuse, "a change reservation was used twice or after it was dropped")
+            }
             state.registrations[id] = Registration(reads: reads, rowids: rowids, onChange: onChange, onFailure: onFailure)
             if let reads {
                 for table in reads.keys { state.byTable[table, default: []].insert(id) }
@@ -115,22 +177,57 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
                 state.anyTable.insert(id)
             }
             update(&state)
-            return id
         }
+        let missed: Bool
         do {
-            try watch(reads)
+            missed = try watch(reads, since: reservation.mark)
         } catch {
             unregister(id)
             throw error
         }
-        // Started here, so that its first reading is taken before the caller's first fetch.
+        if missed { heardUnknown(id) }
+        // Started here too, should the context have started since the reservation.
         startPollerIfNeeded()
+        replay(id, reads, onChange)
         return ChangeRegistration { [weak self] in self?.unregister(id) }
+    }
+
+    /// Commits to the watched tables before now may not have been heard: the reservation hears an
+    /// unknown change (its registration looks again).
+    private func heardUnknown(_ id: Int) {
+        state.withLock { $0.pending[id]?.events.append(ChangeEvent(region: nil, rows: nil)) }
+    }
+
+    /// Hands a new registration what its reservation heard, in order, until nothing more is left;
+    /// from then on commits reach it directly.
+    private func replay(_ id: Int, _ reads: ReadRegion?, _ onChange: @Sendable (ChangeEvent) -> Void) {
+        while true {
+            let (batch, teardown) = state.withLock { state -> ([ChangeEvent], Teardown) in
+                guard let events = state.pending[id]?.events, !events.isEmpty else {
+                    guard state.pending.removeValue(forKey: id) != nil else { return ([], Teardown()) }
+                    return ([], update(&state))
+                }
+                state.pending[id]?.events = []
+                return (events, Teardown())
+            }
+            guard !batch.isEmpty else { return teardown.run() }
+            for event in batch where event.touches(reads) { onChange(event) }
+        }
+    }
+
+    /// A reservation given up before (or instead of) its registration.
+    private func dropReservation(_ id: Int) {
+        let teardown = state.withLock { state -> Teardown in
+            guard state.registrations[id] == nil, state.pending.removeValue(forKey: id) != nil else { return Teardown() }
+            return update(&state)
+        }
+        teardown.run()
     }
 
     private func unregister(_ id: Int) {
         let teardown = state.withLock { state -> Teardown in
-            guard let removed = state.registrations.removeValue(forKey: id) else { return Teardown() }
+            state.pending[id] = nil
+            guard let removed = state.registrations.removeValue(forKey: id) else { return update(&state) }
             state.anyTable.remove(id)
             for table in removed.reads.map({ Array($0.keys) }) ?? [] {
                 state.byTable[table]?.remove(id)
@@ -157,14 +254,14 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// returns the poller and feed to stop when nobody listens any more.
     @discardableResult
     private func update(_ state: inout State) -> Teardown {
-        let listening = !state.registrations.isEmpty
+        let listening = state.listening
         if let tracker = state.tracker {
             if listening {
                 tracker.setListener { [weak self] region, rows in self?.committed(region, rows) }
             } else {
                 tracker.setListener(nil)
             }
-            tracker.wantsRows = state.registrations.values.contains { $0.rowids }
+            tracker.wantsRows = state.registrations.values.contains { $0.rowids } || state.pending.values.contains { $0.rowids }
         }
         guard !listening else { return Teardown() }
         defer {
@@ -177,14 +274,15 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     // MARK: Another engine's feed
 
     /// On another engine: has its feed report commits to `reads`' tables, opening the feed first
-    /// when none is open. Nothing to do on SQLite, or while the context is stopped (its next
-    /// start watches every registration's tables).
-    private func watch(_ reads: ReadRegion?) throws {
-        guard let feed = try openFeed() else { return }
+    /// when none is open; true when commits to them before now may have gone unheard (see
+    /// `EngineChangeFeed.watch`). Nothing to do on SQLite, or while the context is stopped (its
+    /// next start watches every registration's tables, and every registration looks again).
+    private func watch(_ reads: ReadRegion?, since mark: UInt64) throws -> Bool {
+        guard let feed = try openFeed() else { return false }
         guard let reads else {
             throw DicRecordError(.misuse, "a live query on this engine must read named tables")
         }
-        try feed.watch(Set(reads.keys))
+        return try feed.watch(Set(reads.keys), since: mark)
     }
 
     /// The open feed of an engine context, opened now if need be; nil on SQLite or while stopped.
@@ -195,7 +293,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         let opened = try opener(latency) { [weak self] tables in self?.engineCommitted(tables) }
         let kept = state.withLock { state -> (any EngineChangeFeed)? in
             if let feed = state.feed { return feed }   // opened meanwhile by another caller
-            guard state.generation == generation, !state.registrations.isEmpty else { return nil }
+            guard state.generation == generation, state.listening else { return nil }
             state.feed = opened
             return opened
         }
@@ -237,7 +335,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// or opens a connection); a poller started meanwhile by another caller wins.
     private func startPollerIfNeeded() {
         guard let (source, generation) = state.withLock({ state -> (VersionSource, Int)? in
-            guard !state.registrations.isEmpty, state.poller == nil, let source = state.source else { return nil }
+            guard state.listening, state.poller == nil, let source = state.source else { return nil }
             return (source, state.generation)
         }) else { return }
         var own: Connection?
@@ -245,7 +343,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         let baseline = Self.version(source, own)
         let started = state.withLock { state -> Bool in
             // Not if the context stopped (or stopped and started) meanwhile: that source is gone.
-            guard !state.registrations.isEmpty, state.poller == nil, state.generation == generation else { return false }
+            guard state.listening, state.poller == nil, state.generation == generation else { return false }
             state.poller = poll(source, own: own, baseline: baseline)
             return true
         }
@@ -269,12 +367,17 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// The number of registrations (tests: an ended observation leaves none).
     var count: Int { state.withLock { $0.registrations.count } }
 
+    /// The reservations not yet registered (tests: one given up leaves none).
+    var reservations: Int { state.withLock { $0.pending.count } }
+
     /// The writer (or, on another engine, any client) committed `region` (called once the commit is durable).
     private func committed(_ region: ChangedRegion, _ rows: ChangedRows?) {
+        let event = ChangeEvent(region: region, rows: rows)
         // Only the registrations that read a table the commit wrote (or anything) are asked.
         let targets = state.withLock { state -> [Registration] in
             // The usual case while writing: no registration reads what the commit wrote.
-            if state.anyTable.isEmpty, !region.schemaChanged, !region.tables.keys.contains(where: { state.byTable[$0] != nil }) {
+            if state.pending.isEmpty, state.anyTable.isEmpty, !region.schemaChanged,
+               !region.tables.keys.contains(where: { state.byTable[$0] != nil }) {
                 return []
             }
             var candidates = state.anyTable
@@ -283,20 +386,15 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             } else {
                 for table in region.tables.keys { if let ids = state.byTable[table] { candidates.formUnion(ids) } }
             }
-            let event = ChangeEvent(region: region, rows: rows)
-            return candidates.compactMap { id in
-                state.registrations[id].flatMap { event.touches($0.reads) ? $0 : nil }
-            }
+            return state.route(event, to: candidates).filter { event.touches($0.reads) }
         }
-        guard !targets.isEmpty else { return }
-        let event = ChangeEvent(region: region, rows: rows)
         for target in targets { target.onChange(event) }
     }
 
     /// Another connection or process committed: every registration looks again.
     private func externalCommit() {
-        let targets = state.withLock { Array($0.registrations.values) }
         let event = ChangeEvent(region: nil, rows: nil)
+        let targets = state.withLock { $0.route(event, to: $0.registrations.keys) }
         for target in targets { target.onChange(event) }
     }
 
@@ -369,15 +467,16 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// another engine, the feed opens again first and watches their tables; a registration whose
     /// tables cannot be watched any more is told why.
     func resume() {
-        let targets = state.withLock { Array($0.registrations.values) }
+        let event = ChangeEvent(region: nil, rows: nil)
+        // Reservations hear it too: their registrations look again once made.
+        let targets = state.withLock { $0.route(event, to: $0.registrations.keys) }
         guard !targets.isEmpty else { return }
         run { [self] in
-            let event = ChangeEvent(region: nil, rows: nil)
             // Each registration's tables on their own: a table dropped meanwhile ends only the
             // registrations that read it.
             for target in targets {
                 do {
-                    try watch(target.reads)
+                    _ = try watch(target.reads, since: 0)   // looks again anyway
                     target.onChange(event)
                 } catch {
                     target.onFailure(error)
@@ -385,6 +484,24 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             }
         }
     }
+}
+
+/// What `ChangeHub.reserve` hands out: commits are heard for the caller from then on, until its
+/// registration takes them over. Dropped (once) when it is given up or deallocated unregistered.
+final class ChangeReservation: Sendable {
+    let id: Int
+    /// The engine feed's mark at the call (0 on SQLite, or when no feed was open).
+    let mark: UInt64
+    private let registration: ChangeRegistration
+
+    init(id: Int, mark: UInt64, _ drop: @escaping @Sendable () -> Void) {
+        self.id = id
+        self.mark = mark
+        registration = ChangeRegistration(drop)
+    }
+
+    /// Gives the reservation up (nothing once its registration is made).
+    func cancel() { registration.cancel() }
 }
 
 /// Ends a registration with a `ChangeHub` (once; later calls do nothing).

@@ -29,6 +29,8 @@ extension Db {
     /// The rows of `sql` now, then again after each commit that may change them: a live query.
     ///
     /// - The first value is the current result (`initial: false` skips it).
+    /// - Commits are heard from the call on: one made right after it returns, before the
+    ///   observation is registered (on DicRecord's threads), is delivered.
     /// - After each committed transaction that touched a table (for UPDATE: a column) the query
     ///   reads, the query runs again on a reader, never blocking the writer, and sees at least
     ///   that commit. Rolled-back transactions and savepoints deliver nothing.
@@ -93,9 +95,10 @@ extension Db {
     }
 
     /// An event after each commit that touched one of `tables` (case-insensitive), with the
-    /// rowids SQLite's update hook reported. Ends when the consuming task is cancelled. (On
-    /// PostgreSQL an event names tables only, and commits whose notifications arrive together
-    /// are one event.)
+    /// rowids SQLite's update hook reported, for every commit from the call on. Ends when the
+    /// consuming task is cancelled. (On PostgreSQL an event names tables only, and commits whose
+    /// notifications arrive together are one event; the first observation ever of a table, which
+    /// installs its trigger, reports an external event, as commits before that are unknown.)
     /// ```swift
     /// for try await change in Db.main.changes(in: ["student", "teacher"]) { print(change.tables) }
     /// ```
@@ -108,9 +111,11 @@ extension Db {
             continuation.finish(throwing: error)
             return stream
         }
-        // Registered on the hub's threads, as live queries are: on PostgreSQL the first observation
-        // of a table installs its trigger, which waits for a transaction of the caller's that wrote it.
-        // The consumer may leave before the registration is made: then it is ended as soon as it is.
+        // Heard from now on; registered on the hub's threads, as live queries are: on PostgreSQL the
+        // first observation of a table installs its trigger, which waits for a transaction of the
+        // caller's that wrote it. The consumer may leave before the registration is made: then it
+        // is ended as soon as it is.
+        let reservation = hub.reserve(rowids: true)
         let held = Guarded<(registration: ChangeRegistration?, ended: Bool)>((nil, false))
         continuation.onTermination = { _ in
             held.withLock { state -> ChangeRegistration? in
@@ -119,7 +124,7 @@ extension Db {
             }?.cancel()
         }
         hub.run {
-            guard let registration = Self.register(tables, on: hub, continuation) else { return }
+            guard let registration = Self.register(tables, on: hub, reservation, continuation) else { return }
             let ended = held.withLock { state -> Bool in
                 state.registration = registration
                 return state.ended
@@ -129,7 +134,7 @@ extension Db {
         return stream
     }
 
-    private static func register(_ tables: [String], on hub: ChangeHub,
+    private static func register(_ tables: [String], on hub: ChangeHub, _ reservation: ChangeReservation,
                                  _ continuation: AsyncThrowingStream<DatabaseChange, any Error>.Continuation) -> ChangeRegistration? {
         do {
             // Each table as the engine reports it (PostgreSQL: schema-qualified), and as the caller named it.
@@ -137,7 +142,8 @@ extension Db {
             let named = Dictionary(zip(keys, tables.map { $0.lowercased() }), uniquingKeysWith: { first, _ in first })
             let observed = Set(named.values)
             let reads = Dictionary(uniqueKeysWithValues: named.keys.map { ($0, Set([""])) })
-            let registration = try hub.register(reads: reads, rowids: true, onFailure: { continuation.finish(throwing: $0) }) { event in
+            let registration = try hub.register(reads: reads, rowids: true, reservation: reservation,
+                                                onFailure: { continuation.finish(throwing: $0) }) { event in
                 func only(_ rows: [String: [Int64]]?) -> [String: [Int64]] { rows?.filter { observed.contains($0.key) } ?? [:] }
                 let touched = event.region.map { Set($0.tables.keys.compactMap { named[$0] }) } ?? observed
                 continuation.yield(DatabaseChange(tables: event.region?.schemaChanged == true ? observed : touched,
@@ -182,9 +188,11 @@ extension Db {
     }
 }
 
-/// One live query: registered with the hub before its first fetch (so no commit falls between),
-/// it runs the query again when told, one fetch at a time; changes that come during a fetch make
-/// one more fetch after it (bursts coalesce).
+/// One live query: heard from its call (a reservation), registered with the hub before its first
+/// fetch (so no commit falls between), it runs the query again when told, one fetch at a time;
+/// changes that come during a fetch make one more fetch after it (bursts coalesce). A commit
+/// after the call and before the first fetch makes that fetch's result a change, delivered even
+/// with `initial: false`.
 private final class LiveQuery<Value: Sendable>: Sendable {
     private let db: Db
     private let fetch: @Sendable (Db) throws -> Value
@@ -226,18 +234,23 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             return fail(error)
         }
         self.hub.withLock { $0 = hub }
+        let reservation = hub.reserve(rowids: false)
         hub.run { [self] in
             do {
                 let reads = try db.readRegion(of: sql, arguments)
-                // Fetching from now on: a commit before the first fetch ends makes one more, not a second loop.
+                // Fetching from now on: a commit before the first fetch ends makes one more, not a
+                // second loop; one the reservation heard since the call is replayed here and marks
+                // the state dirty.
                 state.withLock { $0.fetching = true }
-                let registration = try hub.register(reads: reads, onFailure: { [weak self] in self?.fail($0) }) { [weak self] _ in
+                let registration = try hub.register(reads: reads, reservation: reservation,
+                                                    onFailure: { [weak self] in self?.fail($0) }) { [weak self] _ in
                     self?.changed()
                 }
                 let ended = state.withLock { state in
                     state.registration = registration
+                    // A change since the call: the first result is one to deliver.
+                    state.deliverFirst = initial || state.dirty
                     state.dirty = true   // the first fetch, made (and retried) as any other
-                    state.deliverFirst = initial
                     return state.ended
                 }
                 guard !ended else { return registration.cancel() }

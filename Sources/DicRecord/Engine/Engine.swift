@@ -235,7 +235,13 @@ package protocol EngineChangeFeed: AnyObject, Sendable {
     /// The keys of tables named as in SQL (`changes(in:)`), in order; throws for one that does not exist.
     func resolve(_ names: [String]) throws -> [String]
     /// From now on, every commit that writes one of `tables` (keys) is reported. Idempotent.
-    func watch(_ tables: Set<String>) throws
+    /// Returns true when commits to them made since `mark` (a `mark` taken earlier) may not have
+    /// been reported: it started listening, or what reports them was installed, after it.
+    /// `watch([], since:)` only listens.
+    func watch(_ tables: Set<String>, since mark: UInt64) throws -> Bool
+    /// Where the feed stands: a later `watch(_:since:)` tells whether anything it reports now was
+    /// set up after this. Never waits for a `watch` in progress.
+    var mark: UInt64 { get }
     /// Stops listening (the database keeps what `watch` installed).
     func close()
 }
