@@ -380,17 +380,17 @@ final class Received<Value: Sendable>: Sendable {
         #expect(try Self.triggers(t.db) == 1)
     }
 
-    /// Holds every fetch thread of a context's hub, so that a live query's registration waits
-    /// behind (deterministically) until `open()`.
+    /// Holds back the work queued on a context's hub (no thread blocked), so that a live
+    /// query's registration waits (deterministically) until `open()`.
     final class HubGate: Sendable {
-        private let semaphore = DispatchSemaphore(value: 0)
-        private let threads = 16   // more than the hub's threads (as many as the context's readers)
+        private let hub: ChangeHub
 
         init(_ hub: ChangeHub) {
-            for _ in 0..<threads { hub.run { [semaphore] in semaphore.wait() } }
+            self.hub = hub
+            hub.holdWork(true)
         }
 
-        func open() { for _ in 0..<threads { semaphore.signal() } }
+        func open() { hub.holdWork(false) }
     }
 
     /// A commit made right after the call returns, before the live query or listener is
@@ -424,8 +424,8 @@ final class Received<Value: Sendable>: Sendable {
         }
     }
 
-    /// A live query given up before its registration leaves nothing behind: no reservation, no
-    /// registration, nobody listening.
+    /// A live query given up before its registration, or one whose query fails, leaves nothing
+    /// behind: no reservation, no registration, nobody listening.
     @Test(arguments: Engine.available) func aLiveQueryGivenUpBeforeItsRegistrationLeavesNothing(engine: Engine) async throws {
         try await withDatabase(engine: engine) { t in
             try Self.makeTables(t.db, engine)
@@ -433,15 +433,81 @@ final class Received<Value: Sendable>: Sendable {
             let gate = HubGate(hub)
             let live = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self))
             let changes = Received.collecting(t.db.changes(in: ["student"]))
-            #expect(hub.reservations == 2)
+            let failing = Received.collecting(t.db.observe("select * from no_such_table"))
+            #expect(hub.reservations == 3)
             #expect(hub.isListening)
             live.cancel()
             changes.cancel()
             await live.wait { _ in live.finished }
             await changes.wait { _ in changes.finished }
+            #expect(hub.reservations == 3, "dropped on its turn, not before")
             gate.open()
-            try await waitUntil { hub.count == 0 && hub.reservations == 0 && !hub.isListening }
+            await failing.wait { _ in failing.finished }
+            #expect(failing.error?.contains("no_such_table") == true)
+            try await waitUntil { hub.reservations == 0 && hub.count == 0 && !hub.isListening }
+            #expect(hub.count == 0, "never registered")
             #expect(live.values.isEmpty)
+        }
+    }
+
+    /// `initial: false`: the first value comes after the first commit since the call that
+    /// touches what the query reads, even when the result equals the one skipped (the consumer
+    /// never saw it; the first fetch may already have seen a commit whose notice came late).
+    @Test(arguments: Engine.available) func initialFalseDeliversTheFirstTouchingCommitEvenWithAnEqualResult(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
+            try Self.makeTables(t.db, engine)
+            try await Self.watchOnce(t, engine)
+            let live = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self, initial: false))
+            try await waitUntil { t.context.changeHub.count == 1 && t.context.changeHub.reservations == 0 }
+            try Self.syncTransaction(t.db) { db in
+                try db.update("insert into student(id, name) values (5, 'gone')")
+                try db.update("delete from student where id = 5")
+            }
+            #expect(await live.wait { !$0.isEmpty } == [0])
+            // From then on, equal results are dropped as usual.
+            try await t.db.update("update student set name = 'x' where id = 5")
+            try await t.db.update("insert into student(id, name) values (6, 'kept')")
+            #expect(await live.wait { $0.last == 1 } == [0, 1])
+            live.cancel()
+        }
+    }
+
+    /// SQLite: a commit by another connection right after `initial: false` is delivered (its
+    /// notice comes from the poll, after the first fetch may have seen it).
+    @Test func initialFalseHearsAnotherConnectionsCommitRightAfterTheCall() async throws {
+        var options = DbContext.Options()
+        options.externalChangeLatency = 0.05
+        try await withDatabase(options: options) { t in
+            try Self.makeTables(t.db)
+            let other = try DbContext(path: t.path, configName: "other_writer")
+            try other.start()
+            defer { other.stop() }
+            let live = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self, initial: false))
+            try await Db.use("other_writer").update("insert into student(name) values ('elsewhere')")
+            #expect(await live.wait { $0.last == 1 } == [1])
+            live.cancel()
+        }
+    }
+
+    /// Found in review: a listener started inside the caller's own transaction takes the poll's
+    /// first reading on the writer that caller holds, so nothing is reported when nothing
+    /// else committed (the reading was lost, and the first poll reported an external commit).
+    @Test func aListenerStartedInsideATransactionHearsNoPhantomCommit() async throws {
+        var options = DbContext.Options()
+        options.externalChangeLatency = 0.05
+        try await withDatabase(options: options) { t in
+            try Self.makeTables(t.db)
+            let holder = Mutex<Received<DatabaseChange>?>(nil)
+            try Self.syncTransaction(t.db) { db in
+                try db.update("insert into student(name) values ('inside')")
+                holder.withLock { $0 = Received.collecting(t.db.changes(in: ["teacher"])) }
+            }
+            let changes = try #require(holder.withLock { $0 })
+            #expect(await changes.settled(quiet: .milliseconds(300)).isEmpty)
+            try await t.db.update("insert into teacher(name) values ('t')")
+            let events = await changes.wait { !$0.isEmpty }
+            #expect(events.count == 1 && events.first?.isExternal == false)
+            changes.cancel()
         }
     }
 

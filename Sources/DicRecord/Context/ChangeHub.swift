@@ -60,6 +60,8 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         /// Another engine's context: how to open its feed (while started), and the feed open.
         var opener: FeedOpener?
         var feed: (any EngineChangeFeed)?
+        /// Which feed `feed` is: only its commits are heard.
+        var feedToken: FeedToken?
         /// Counts starts and stops: work begun before one of them does not install its result after.
         var generation = 0
 
@@ -71,9 +73,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         mutating func route(_ event: ChangeEvent, to ids: some Sequence<Int>) -> [Registration] {
             if !pending.isEmpty {
                 let bare = ChangeEvent(region: event.region, rows: nil)
-                for index in pending.values.indices {
-                    pending.values[index].events.append(pending.values[index].rowids ? event : bare)
-                }
+                for index in pending.values.indices { pending.values[index].keep(pending.values[index].rowids ? event : bare) }
             }
             return ids.compactMap { id in pending[id] == nil ? registrations[id] : nil }
         }
@@ -83,7 +83,35 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// meanwhile, replayed to the registration in order. Nil rows unless `rowids`.
     private struct Pending {
         let rowids: Bool
-        var events: [ChangeEvent] = []
+        private var events: [ChangeEvent] = []
+        private var rows = 0
+        /// The events kept stand for more than they list: one unknown change.
+        private var collapsed = false
+
+        init(rowids: Bool) { self.rowids = rowids }
+
+        /// Kept, up to 1,000 events and `ChangedRows.limit` rows (a registration held back long
+        /// behind busy threads): past that, one unknown change stands for them all (its
+        /// registration looks again; a `changes(in:)` listener hears an external event).
+        mutating func keep(_ event: ChangeEvent) {
+            guard !collapsed else { return }
+            if let kept = event.rows { rows += kept.count }
+            if events.count >= 1_000 || rows > ChangedRows.limit {
+                events = [ChangeEvent(region: nil, rows: nil)]
+                collapsed = true
+            } else {
+                events.append(event)
+            }
+        }
+
+        mutating func take() -> [ChangeEvent] {
+            defer {
+                events = []
+                rows = 0
+                collapsed = false
+            }
+            return events
+        }
     }
 
     /// A class, so that its closure is never copied out through the lock's generic `inout` (see
@@ -112,6 +140,12 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// Runs `work` on the hub's fetch threads.
     func run(_ work: @escaping @Sendable () -> Void) {
         workers.addOperation(work)
+    }
+
+    /// Holds back (true) or lets go the work queued on the fetch threads, without blocking any
+    /// thread (tests: a registration kept waiting).
+    func holdWork(_ held: Bool) {
+        workers.isSuspended = held
     }
 
     init(latency: Double, workers: Int = 4) {
@@ -195,7 +229,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// Commits to the watched tables before now may not have been heard: the reservation hears an
     /// unknown change (its registration looks again).
     private func heardUnknown(_ id: Int) {
-        state.withLock { $0.pending[id]?.events.append(ChangeEvent(region: nil, rows: nil)) }
+        state.withLock { $0.pending[id]?.keep(ChangeEvent(region: nil, rows: nil)) }
     }
 
     /// Hands a new registration what its reservation heard, in order, until nothing more is left;
@@ -203,11 +237,10 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     private func replay(_ id: Int, _ reads: ReadRegion?, _ onChange: @Sendable (ChangeEvent) -> Void) {
         while true {
             let (batch, teardown) = state.withLock { state -> ([ChangeEvent], Teardown) in
-                guard let events = state.pending[id]?.events, !events.isEmpty else {
+                guard let events = state.pending[id]?.take(), !events.isEmpty else {
                     guard state.pending.removeValue(forKey: id) != nil else { return ([], Teardown()) }
                     return ([], update(&state))
                 }
-                state.pending[id]?.events = []
                 return (events, Teardown())
             }
             guard !batch.isEmpty else { return teardown.run() }
@@ -267,6 +300,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         defer {
             state.poller = nil
             state.feed = nil
+            state.feedToken = nil
         }
         return Teardown(poller: state.poller, feed: state.feed)
     }
@@ -290,11 +324,15 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         let (open, opener, generation) = state.withLock { ($0.feed, $0.opener, $0.generation) }
         if let open { return open }
         guard let opener else { return nil }
-        let opened = try opener(latency) { [weak self] tables in self?.engineCommitted(tables) }
+        // What the feed hears counts while it is the open one: a feed closed (or never kept) may
+        // still hand over a commit the next one hears too.
+        let token = FeedToken()
+        let opened = try opener(latency) { [weak self] tables in self?.engineCommitted(tables, from: token) }
         let kept = state.withLock { state -> (any EngineChangeFeed)? in
             if let feed = state.feed { return feed }   // opened meanwhile by another caller
             guard state.generation == generation, state.listening else { return nil }
             state.feed = opened
+            state.feedToken = token
             return opened
         }
         if kept !== opened { opened.close() }
@@ -325,7 +363,8 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     }
 
     /// The engine reported a commit to `tables` (nil: commits may have been missed).
-    private func engineCommitted(_ tables: Set<String>?) {
+    private func engineCommitted(_ tables: Set<String>?, from token: FeedToken) {
+        guard state.withLock({ $0.feedToken === token }) else { return }
         guard let tables else { return externalCommit() }
         committed(ChangedRegion(tables: Dictionary(uniqueKeysWithValues: tables.map { ($0, nil) })), nil)
     }
@@ -426,6 +465,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             defer {
                 state.poller = nil
                 state.feed = nil
+                state.feedToken = nil
             }
             return Teardown(poller: state.poller, feed: state.feed)
         }
@@ -468,16 +508,20 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// tables cannot be watched any more is told why.
     func resume() {
         let event = ChangeEvent(region: nil, rows: nil)
-        // Reservations hear it too: their registrations look again once made.
-        let targets = state.withLock { $0.route(event, to: $0.registrations.keys) }
-        guard !targets.isEmpty else { return }
+        // Every registration is watched again, those still replaying too; those hear the event
+        // through their reservation (as reservations not yet registered do), the others directly.
+        let (all, live) = state.withLock { state -> ([Registration], [Registration]) in
+            (Array(state.registrations.values), state.route(event, to: state.registrations.keys))
+        }
+        guard !all.isEmpty else { return }
+        let told = Set(live.map(ObjectIdentifier.init))
         run { [self] in
             // Each registration's tables on their own: a table dropped meanwhile ends only the
             // registrations that read it.
-            for target in targets {
+            for target in all {
                 do {
                     _ = try watch(target.reads, since: 0)   // looks again anyway
-                    target.onChange(event)
+                    if told.contains(ObjectIdentifier(target)) { target.onChange(event) }
                 } catch {
                     target.onFailure(error)
                 }
@@ -485,6 +529,9 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         }
     }
 }
+
+/// Names one opened feed (`ChangeHub.openFeed`).
+final class FeedToken: Sendable {}
 
 /// What `ChangeHub.reserve` hands out: commits are heard for the caller from then on, until its
 /// registration takes them over. Dropped (once) when it is given up or deallocated unregistered.

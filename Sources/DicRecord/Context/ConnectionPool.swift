@@ -200,10 +200,12 @@ final class ConnectionPool: @unchecked Sendable {
                              configName: configName)
     }
 
-    /// Runs `body` on the writer only if no one holds it now (nil otherwise, and for a readonly
-    /// pool): for work that may as well wait for the next turn (the live queries' poll).
+    /// Runs `body` on the writer only if no one holds it now, or this thread does (nil otherwise,
+    /// and for a readonly pool): for work that may as well wait for the next turn (the live
+    /// queries' poll), or that a caller inside its own transaction asks for (a live query's start).
     func writeIfFree<T>(_ body: (Connection) throws -> T) throws -> T? {
         guard let writer else { return nil }
+        if isWriterHeldByCurrentThread { return try body(writer) }
         writerGate.lock()
         guard !writerBusy, !isClosed else {
             writerGate.unlock()

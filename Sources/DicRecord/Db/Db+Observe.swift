@@ -28,9 +28,12 @@ public struct DatabaseChange: Sendable, Equatable {
 extension Db {
     /// The rows of `sql` now, then again after each commit that may change them: a live query.
     ///
-    /// - The first value is the current result (`initial: false` skips it).
+    /// - The first value is the current result. `initial: false` skips it: the first value then
+    ///   comes after the first commit since the call that touched what the query reads (delivered
+    ///   even when equal to the result skipped, which the consumer never saw).
     /// - Commits are heard from the call on: one made right after it returns, before the
-    ///   observation is registered (on DicRecord's threads), is delivered.
+    ///   observation is registered (on DicRecord's threads), is delivered. (On PostgreSQL the
+    ///   first observation of a context opens its listening connection before returning.)
     /// - After each committed transaction that touched a table (for UPDATE: a column) the query
     ///   reads, the query runs again on a reader, never blocking the writer, and sees at least
     ///   that commit. Rolled-back transactions and savepoints deliver nothing.
@@ -124,7 +127,9 @@ extension Db {
             }?.cancel()
         }
         hub.run {
-            guard let registration = Self.register(tables, on: hub, reservation, continuation) else { return }
+            // Given up before its turn: nothing to register (the reservation is dropped).
+            guard !held.withLock({ $0.ended }) else { return reservation.cancel() }
+            guard let registration = Self.register(tables, on: hub, reservation, continuation) else { return reservation.cancel() }
             let ended = held.withLock { state -> Bool in
                 state.registration = registration
                 return state.ended
@@ -206,6 +211,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
         /// A fetch is running; `dirty`: another change came since it began.
         var fetching = false
         var dirty = false
+        /// The last value delivered (nil: none yet): what `equal` compares a new one with.
         var last: Value?
         /// The first fetch has been made (delivered when `deliverFirst`: `initial`).
         var primed = false
@@ -236,6 +242,8 @@ private final class LiveQuery<Value: Sendable>: Sendable {
         self.hub.withLock { $0 = hub }
         let reservation = hub.reserve(rowids: false)
         hub.run { [self] in
+            // Given up before its turn: nothing to register (the reservation is dropped).
+            guard !state.withLock({ $0.ended }) else { return reservation.cancel() }
             do {
                 let reads = try db.readRegion(of: sql, arguments)
                 // Fetching from now on: a commit before the first fetch ends makes one more, not a
@@ -256,6 +264,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
                 guard !ended else { return registration.cancel() }
                 pumpWhileDirty()
             } catch {
+                reservation.cancel()
                 fail(error)
             }
         }
@@ -289,13 +298,20 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             do {
                 let value = try fetch(db)
                 let deliver = state.withLock { state -> Bool in
-                    defer {
-                        state.last = value
+                    let deliver: Bool
+                    if !state.primed {
+                        deliver = state.deliverFirst
                         state.primed = true
+                    } else if let equal, let last = state.last {
+                        deliver = !equal(last, value)
+                    } else {
+                        // Nothing delivered yet (`initial: false`): a result after a commit is
+                        // delivered, even one equal to the first fetch's, which the consumer never
+                        // saw (that fetch may already have seen a commit whose notice came late).
+                        deliver = true
                     }
-                    guard state.primed else { return state.deliverFirst }
-                    guard let equal, let last = state.last else { return true }
-                    return !equal(last, value)
+                    if deliver { state.last = value }
+                    return deliver
                 }
                 if deliver { continuation.yield(value) }
             } catch let error as DicRecordError where error.kind == .notStarted || error.kind == .busy {
