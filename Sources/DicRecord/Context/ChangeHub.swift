@@ -62,6 +62,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         var feed: (any EngineChangeFeed)?
         /// Which feed `feed` is: only its commits are heard.
         var feedToken: FeedToken?
+        var registrationsMade = 0
         /// Counts starts and stops: work begun before one of them does not install its result after.
         var generation = 0
 
@@ -205,6 +206,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
                 throw DicRecordError(.misuse, "a change reservation was used twice or after it was dropped")
             }
             state.registrations[id] = Registration(reads: reads, rowids: rowids, onChange: onChange, onFailure: onFailure)
+            state.registrationsMade += 1
             if let reads {
                 for table in reads.keys { state.byTable[table, default: []].insert(id) }
             } else {
@@ -408,6 +410,9 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
 
     /// The reservations not yet registered (tests: one given up leaves none).
     var reservations: Int { state.withLock { $0.pending.count } }
+
+    /// How many registrations were ever made (tests: one given up before its turn makes none).
+    var registrationsMade: Int { state.withLock { $0.registrationsMade } }
 
     /// The writer (or, on another engine, any client) committed `region` (called once the commit is durable).
     private func committed(_ region: ChangedRegion, _ rows: ChangedRows?) {

@@ -213,9 +213,11 @@ private final class LiveQuery<Value: Sendable>: Sendable {
         var dirty = false
         /// The last value delivered (nil: none yet): what `equal` compares a new one with.
         var last: Value?
-        /// The first fetch has been made (delivered when `deliverFirst`: `initial`).
+        /// The first fetch has been made (delivered when `initial`, or when a commit was heard
+        /// since the call: before the registration, or while the first fetch was made or retried).
         var primed = false
-        var deliverFirst = true
+        var initial = true
+        var heardCommit = false
     }
 
     init(db: Db, fetch: @escaping @Sendable (Db) throws -> Value, equal: (@Sendable (Value, Value) -> Bool)?,
@@ -247,8 +249,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             do {
                 let reads = try db.readRegion(of: sql, arguments)
                 // Fetching from now on: a commit before the first fetch ends makes one more, not a
-                // second loop; one the reservation heard since the call is replayed here and marks
-                // the state dirty.
+                // second loop; one the reservation heard since the call is replayed here.
                 state.withLock { $0.fetching = true }
                 let registration = try hub.register(reads: reads, reservation: reservation,
                                                     onFailure: { [weak self] in self?.fail($0) }) { [weak self] _ in
@@ -256,8 +257,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
                 }
                 let ended = state.withLock { state in
                     state.registration = registration
-                    // A change since the call: the first result is one to deliver.
-                    state.deliverFirst = initial || state.dirty
+                    state.initial = initial
                     state.dirty = true   // the first fetch, made (and retried) as any other
                     return state.ended
                 }
@@ -272,8 +272,15 @@ private final class LiveQuery<Value: Sendable>: Sendable {
 
     /// A commit that may change the result: fetch again (now, or after the fetch running).
     private func changed() {
+        fetchAgain(afterCommit: true)
+    }
+
+    /// Fetches again, now or after the fetch running; `afterCommit`: because of a commit (a retry
+    /// after a busy database is not one: it does not make the first result one to deliver).
+    private func fetchAgain(afterCommit: Bool) {
         let start = state.withLock { state -> Bool in
             guard !state.ended else { return false }
+            if afterCommit { state.heardCommit = true }
             state.dirty = true
             guard !state.fetching else { return false }
             state.fetching = true
@@ -300,7 +307,9 @@ private final class LiveQuery<Value: Sendable>: Sendable {
                 let deliver = state.withLock { state -> Bool in
                     let deliver: Bool
                     if !state.primed {
-                        deliver = state.deliverFirst
+                        // A commit heard since the call, before this result was taken or while it
+                        // was: this result may hold it, so it is delivered.
+                        deliver = state.initial || state.heardCommit
                         state.primed = true
                     } else if let equal, let last = state.last {
                         deliver = !equal(last, value)
@@ -325,7 +334,7 @@ private final class LiveQuery<Value: Sendable>: Sendable {
                 }
                 if again { continue }
                 if error.kind == .busy {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { [weak self] in self?.changed() }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { [weak self] in self?.fetchAgain(afterCommit: false) }
                 }
                 return
             } catch {
