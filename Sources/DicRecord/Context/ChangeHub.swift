@@ -70,13 +70,16 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         var listening: Bool { !registrations.isEmpty || !pending.isEmpty }
 
         /// Hands `event` to the reservations (each keeps it for its registration to replay) and
-        /// returns the registrations among `ids` that are live (not replaying still).
-        mutating func route(_ event: ChangeEvent, to ids: some Sequence<Int>) -> [Registration] {
-            if !pending.isEmpty {
-                let bare = ChangeEvent(region: event.region, rows: nil)
-                for index in pending.values.indices { pending.values[index].keep(pending.values[index].rowids ? event : bare) }
+        /// returns the registrations among `ids` that are live (not replaying still) and `wanted`.
+        mutating func route(_ event: ChangeEvent, to ids: some Sequence<Int>,
+                            where wanted: (Registration) -> Bool = { _ in true }) -> [Registration] {
+            // The usual case: no reservation waits (no lookup in `pending` per registration, on the writer's commit path).
+            guard !pending.isEmpty else {
+                return ids.compactMap { id in registrations[id].flatMap { wanted($0) ? $0 : nil } }
             }
-            return ids.compactMap { id in pending[id] == nil ? registrations[id] : nil }
+            let bare = ChangeEvent(region: event.region, rows: nil)
+            for index in pending.values.indices { pending.values[index].keep(pending.values[index].rowids ? event : bare) }
+            return ids.compactMap { id in pending[id] == nil ? registrations[id].flatMap { wanted($0) ? $0 : nil } : nil }
         }
     }
 
@@ -430,7 +433,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             } else {
                 for table in region.tables.keys { if let ids = state.byTable[table] { candidates.formUnion(ids) } }
             }
-            return state.route(event, to: candidates).filter { event.touches($0.reads) }
+            return state.route(event, to: candidates) { event.touches($0.reads) }
         }
         for target in targets { target.onChange(event) }
     }
