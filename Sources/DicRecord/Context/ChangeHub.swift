@@ -48,8 +48,10 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         /// What each reservation heard since its call (`reserve`), by id, until its registration
         /// has replayed it; then commits go to the registration itself.
         var pending: [Int: Pending] = [:]
-        /// Registrations by the tables they read (lower-cased); `anyTable`: those that read anything.
-        var byTable: [String: Set<Int>] = [:]
+        /// Registrations by the tables they read (lower-cased), in the order they were made (a
+        /// commit of one table hands this list over, with no lookup per registration);
+        /// `anyTable`: those that read anything.
+        var byTable: [String: [Registration]] = [:]
         var anyTable: Set<Int> = []
         var nextId = 0
         /// The change log of the writer now open (a new one each start: a writer a stopped
@@ -121,14 +123,16 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
     /// A class, so that its closure is never copied out through the lock's generic `inout` (see
     /// `ChangeTracker.listener`).
     fileprivate final class Registration: Sendable {
+        let id: Int
         let reads: ReadRegion?
         let rowids: Bool
         let onChange: @Sendable (ChangeEvent) -> Void
         /// Told when its commits can no longer be heard (an engine's feed failed to reopen at a restart).
         let onFailure: @Sendable (any Error) -> Void
 
-        init(reads: ReadRegion?, rowids: Bool, onChange: @escaping @Sendable (ChangeEvent) -> Void,
+        init(id: Int, reads: ReadRegion?, rowids: Bool, onChange: @escaping @Sendable (ChangeEvent) -> Void,
              onFailure: @escaping @Sendable (any Error) -> Void) {
+            self.id = id
             self.reads = reads
             self.rowids = rowids
             self.onChange = onChange
@@ -208,10 +212,11 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             guard state.pending[id] != nil, state.registrations[id] == nil else {
                 throw DicRecordError(.misuse, "a change reservation was used twice or after it was dropped")
             }
-            state.registrations[id] = Registration(reads: reads, rowids: rowids, onChange: onChange, onFailure: onFailure)
+            let registration = Registration(id: id, reads: reads, rowids: rowids, onChange: onChange, onFailure: onFailure)
+            state.registrations[id] = registration
             state.registrationsMade += 1
             if let reads {
-                for table in reads.keys { state.byTable[table, default: []].insert(id) }
+                for table in reads.keys { state.byTable[table, default: []].append(registration) }
             } else {
                 state.anyTable.insert(id)
             }
@@ -268,7 +273,7 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
             guard let removed = state.registrations.removeValue(forKey: id) else { return update(&state) }
             state.anyTable.remove(id)
             for table in removed.reads.map({ Array($0.keys) }) ?? [] {
-                state.byTable[table]?.remove(id)
+                state.byTable[table]?.removeAll { $0.id == id }
                 if state.byTable[table]?.isEmpty == true { state.byTable[table] = nil }
             }
             return update(&state)
@@ -422,16 +427,21 @@ final class ChangeHub: @unchecked Sendable {   // OperationQueue is thread-safe;
         let event = ChangeEvent(region: region, rows: rows)
         // Only the registrations that read a table the commit wrote (or anything) are asked.
         let targets = state.withLock { state -> [Registration] in
-            // The usual case while writing: no registration reads what the commit wrote.
-            if state.pending.isEmpty, state.anyTable.isEmpty, !region.schemaChanged,
-               !region.tables.keys.contains(where: { state.byTable[$0] != nil }) {
-                return []
+            if state.pending.isEmpty, state.anyTable.isEmpty, !region.schemaChanged {
+                // The usual case while writing: a commit of one table (no registration, or its
+                // readers, as they were made; an INSERT or DELETE touches every one of them).
+                if region.tables.count == 1, let (table, columns) = region.tables.first {
+                    guard let readers = state.byTable[table] else { return [] }
+                    return columns == nil ? readers : readers.filter { event.touches($0.reads) }
+                }
+                // No registration reads what the commit wrote.
+                if !region.tables.keys.contains(where: { state.byTable[$0] != nil }) { return [] }
             }
             var candidates = state.anyTable
             if region.schemaChanged {
                 candidates.formUnion(state.registrations.keys)
             } else {
-                for table in region.tables.keys { if let ids = state.byTable[table] { candidates.formUnion(ids) } }
+                for table in region.tables.keys { for reader in state.byTable[table] ?? [] { candidates.insert(reader.id) } }
             }
             return state.route(event, to: candidates) { event.touches($0.reads) }
         }

@@ -193,6 +193,20 @@ extension Db {
     }
 }
 
+/// A live query's state (see `LiveQuery`).
+private struct LiveQueryState {
+    var registration: ChangeRegistration?
+    var ended = false
+    /// A fetch is running; `dirty`: another change came since it began.
+    var fetching = false
+    var dirty = false
+    /// The first fetch has been made (delivered when `initial`, or when a commit was heard
+    /// since the call: before the registration, or while the first fetch was made or retried).
+    var primed = false
+    var initial = true
+    var heardCommit = false
+}
+
 /// One live query: heard from its call (a reservation), registered with the hub before its first
 /// fetch (so no commit falls between), it runs the query again when told, one fetch at a time;
 /// changes that come during a fetch make one more fetch after it (bursts coalesce). A commit
@@ -203,22 +217,13 @@ private final class LiveQuery<Value: Sendable>: Sendable {
     private let fetch: @Sendable (Db) throws -> Value
     private let equal: (@Sendable (Value, Value) -> Bool)?
     private let continuation: AsyncThrowingStream<Value, any Error>.Continuation
-    private let state = Guarded(State())
-
-    private struct State {
-        var registration: ChangeRegistration?
-        var ended = false
-        /// A fetch is running; `dirty`: another change came since it began.
-        var fetching = false
-        var dirty = false
-        /// The last value delivered (nil: none yet): what `equal` compares a new one with.
-        var last: Value?
-        /// The first fetch has been made (delivered when `initial`, or when a commit was heard
-        /// since the call: before the registration, or while the first fetch was made or retried).
-        var primed = false
-        var initial = true
-        var heardCommit = false
-    }
+    /// Not generic (declared outside this class): the writer's thread takes it once per commit
+    /// and live query, and a generic state's metadata, looked up at run time on every lock, cost
+    /// more than the rest of that step.
+    private let state = Guarded(LiveQueryState())
+    /// The last value delivered (nil: none yet): what `equal` compares a new one with. Taken by
+    /// the one fetch running (`state.fetching`).
+    private let delivered = Guarded<Value?>(nil)
 
     init(db: Db, fetch: @escaping @Sendable (Db) throws -> Value, equal: (@Sendable (Value, Value) -> Bool)?,
          continuation: AsyncThrowingStream<Value, any Error>.Continuation) {
@@ -304,22 +309,26 @@ private final class LiveQuery<Value: Sendable>: Sendable {
             guard go else { return }
             do {
                 let value = try fetch(db)
-                let deliver = state.withLock { state -> Bool in
+                // The first result: delivered when `initial`, or when a commit was heard since the
+                // call (before this result was taken or while it was: it may hold that commit).
+                let first = state.withLock { state -> Bool? in
+                    guard !state.primed else { return nil }
+                    state.primed = true
+                    return state.initial || state.heardCommit
+                }
+                let deliver = delivered.withLock { last -> Bool in
                     let deliver: Bool
-                    if !state.primed {
-                        // A commit heard since the call, before this result was taken or while it
-                        // was: this result may hold it, so it is delivered.
-                        deliver = state.initial || state.heardCommit
-                        state.primed = true
-                    } else if let equal, let last = state.last {
-                        deliver = !equal(last, value)
+                    if let first {
+                        deliver = first
+                    } else if let equal, let previous = last {
+                        deliver = !equal(previous, value)
                     } else {
                         // Nothing delivered yet (`initial: false`): a result after a commit is
                         // delivered, even one equal to the first fetch's, which the consumer never
                         // saw (that fetch may already have seen a commit whose notice came late).
                         deliver = true
                     }
-                    if deliver { state.last = value }
+                    if deliver { last = value }
                     return deliver
                 }
                 if deliver { continuation.yield(value) }
