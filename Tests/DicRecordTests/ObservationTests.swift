@@ -124,14 +124,8 @@ final class Received<Value: Sendable>: Sendable {
 
     @Test(arguments: Engine.available) func initialFalseWaitsForTheFirstCommit(engine: Engine) async throws {
         try await withDatabase(engine: engine) { t in
-            try Self.makeTables(t.db, engine)
-            // PostgreSQL: the table has its trigger (the first observation of a table ever is
-            // told of an unknown change: see aCommitBeforeATableIsFirstWatchedOnPostgresIsNotLost).
-            try await Self.watchOnce(t, engine)
-            let live = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self, initial: false))
-            // Registered (under load, PostgreSQL's catalog reads may take longer than the quiet
-            // time), then quiet: the first fetch, which is not delivered, is done.
-            try await waitUntil { t.context.changeHub.count == 1 && t.context.changeHub.reservations == 0 }
+            let live = try await registeredStudentCount(t, engine)
+            // Quiet: the first fetch, which is not delivered, is done.
             #expect(await live.settled().isEmpty)
             try await t.db.update("insert into student(name) values ('a')")
             #expect(await live.wait { $0.count == 1 } == [1])
@@ -367,6 +361,18 @@ final class Received<Value: Sendable>: Sendable {
         }
     }
 
+    /// The tables made, and `select count(*) from student` observed with `initial: false`, once
+    /// registered (under load, PostgreSQL's catalog reads may take longer than a quiet time). On
+    /// PostgreSQL the table has its trigger first (the first observation of a table ever is told
+    /// of an unknown change: see aCommitBeforeATableIsFirstWatchedOnPostgresIsNotLost).
+    func registeredStudentCount(_ t: TestDatabase, _ engine: Engine) async throws -> Received<Int?> {
+        try Self.makeTables(t.db, engine)
+        try await Self.watchOnce(t, engine)
+        let live = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self, initial: false))
+        try await waitUntil { t.context.changeHub.count == 1 && t.context.changeHub.reservations == 0 }
+        return live
+    }
+
     /// On PostgreSQL, installs `student`'s trigger by observing it once, then ends that observation
     /// (nothing on SQLite): a test that counts events starts from a table watched before.
     static func watchOnce(_ t: TestDatabase, _ engine: Engine) async throws {
@@ -455,10 +461,7 @@ final class Received<Value: Sendable>: Sendable {
     /// never saw it; the first fetch may already have seen a commit whose notice came late).
     @Test(arguments: Engine.available) func initialFalseDeliversTheFirstTouchingCommitEvenWithAnEqualResult(engine: Engine) async throws {
         try await withDatabase(engine: engine) { t in
-            try Self.makeTables(t.db, engine)
-            try await Self.watchOnce(t, engine)
-            let live = Received.collecting(t.db.observeValue("select count(*) from student", as: Int.self, initial: false))
-            try await waitUntil { t.context.changeHub.count == 1 && t.context.changeHub.reservations == 0 }
+            let live = try await registeredStudentCount(t, engine)
             try Self.syncTransaction(t.db) { db in
                 try db.update("insert into student(id, name) values (5, 'gone')")
                 try db.update("delete from student where id = 5")
