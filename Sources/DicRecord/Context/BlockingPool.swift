@@ -20,8 +20,9 @@ final class BlockingPool: @unchecked Sendable {
         jobs.append(job)
         // Each idle thread takes one queued job when it wakes; a job beyond them gets a thread.
         let spawn = idleThreads < jobs.count
-        if !spawn { condition.signal() }
         condition.unlock()
+        // Signalled once the lock is let go: the thread woken takes it at once.
+        if !spawn { condition.signal() }
         if spawn {
             let thread = Thread { [self] in work() }
             thread.name = "DicRecord.async"
