@@ -40,4 +40,47 @@ import Testing
             #expect(ThreadLeases.current.mustNotWait == false)
         }
     }
+
+    /// Jobs that each wait for all the others: every one must get a thread of its own (an idle
+    /// thread when there is one, else a new one), or none would finish.
+    @Test func poolJobsThatWaitForEachOtherAllGetAThread() {
+        let pool = BlockingPool()
+        let count = 12
+        let arrived = Guarded(0)
+        let allThere = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        for round in 0..<3 {   // later rounds are handed to the threads the earlier ones left idle
+            arrived.withLock { $0 = 0 }
+            for _ in 0..<count {
+                pool.run {
+                    let last = arrived.withLock { count -> Bool in
+                        count += 1
+                        return count == 12
+                    }
+                    if last { for _ in 0..<12 { allThere.signal() } }
+                    #expect(allThere.wait(timeout: .now() + 30) == .success)
+                    #expect(ThreadLeases.current.isPoolThread)
+                    done.signal()
+                }
+            }
+            for _ in 0..<count { #expect(done.wait(timeout: .now() + 60) == .success, "round \(round)") }
+        }
+    }
+
+    /// Jobs handed one after another, from many threads at once, each run exactly once.
+    @Test func poolJobsRunExactlyOnce() {
+        let pool = BlockingPool()
+        let runs = Guarded([Int](repeating: 0, count: 2_000))
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.concurrentPerform(iterations: 4) { part in
+            for i in stride(from: part, to: 2_000, by: 4) {
+                pool.run {
+                    runs.withLock { $0[i] += 1 }
+                    done.signal()
+                }
+            }
+        }
+        for _ in 0..<2_000 { #expect(done.wait(timeout: .now() + 60) == .success) }
+        #expect(runs.withLock { $0 }.allSatisfy { $0 == 1 })
+    }
 }

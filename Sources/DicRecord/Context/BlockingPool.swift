@@ -7,45 +7,65 @@ import Foundation
 /// blocking there could starve the very task that would release the writer. Here a job that finds
 /// no idle thread gets a new one: a wait can slow a job down but never deadlock it. Threads that
 /// stay idle for a few seconds end.
+///
+/// A job is handed straight to the thread that went idle last (its caches are the warmest), which
+/// waits on a semaphore of its own: a hand-over wakes exactly that thread, with no shared
+/// condition whose waiters contend for its lock.
 final class BlockingPool: @unchecked Sendable {
     static let shared = BlockingPool()
 
-    private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []   // guarded by condition
-    private var idleThreads = 0                     // guarded by condition
+    /// An idle thread, waiting for the job handed to it.
+    private final class Worker: @unchecked Sendable {
+        let wake = DispatchSemaphore(value: 0)
+        var job: (@Sendable () -> Void)?   // set under the pool's lock, read by the worker after `wake`
+    }
+
+    private let lock = NSLock()
+    private var idle: [Worker] = []   // guarded by lock; the last went idle last
     private let idleLifetime: TimeInterval = 5
 
     func run(_ job: @escaping @Sendable () -> Void) {
-        condition.lock()
-        jobs.append(job)
-        // Each idle thread takes one queued job when it wakes; a job beyond them gets a thread.
-        let spawn = idleThreads < jobs.count
-        condition.unlock()
-        // Signalled once the lock is let go: the thread woken takes it at once.
-        if !spawn { condition.signal() }
-        if spawn {
-            let thread = Thread { [self] in work() }
-            thread.name = "DicRecord.async"
-            thread.start()
+        lock.lock()
+        if let worker = idle.popLast() {
+            worker.job = job
+            lock.unlock()
+            worker.wake.signal()
+            return
         }
+        lock.unlock()
+        let thread = Thread { [self] in work(first: job) }
+        thread.name = "DicRecord.async"
+        thread.start()
     }
 
-    private func work() {
+    private func work(first: @escaping @Sendable () -> Void) {
         ThreadLeases.current.isPoolThread = true
-        condition.lock()
+        let me = Worker()
+        var job = first
         while true {
-            if !jobs.isEmpty {
-                let job = jobs.removeFirst()
-                condition.unlock()
-                job()
-                condition.lock()
-                continue
+            job()
+            lock.lock()
+            idle.append(me)
+            lock.unlock()
+            if me.wake.wait(timeout: .now() + idleLifetime) == .timedOut {
+                lock.lock()
+                if let index = idle.firstIndex(where: { $0 === me }) {
+                    idle.remove(at: index)
+                    lock.unlock()
+                    return
+                }
+                lock.unlock()
+                // A job was handed over as the wait ran out: its signal is on the way.
+                me.wake.wait()
             }
-            idleThreads += 1
-            let signalled = condition.wait(until: Date(timeIntervalSinceNow: idleLifetime))
-            idleThreads -= 1
-            if !signalled && jobs.isEmpty { break }
+            lock.lock()
+            guard let next = me.job else {
+                lock.unlock()
+                preconditionFailure("BlockingPool: a worker woke with no job handed to it")
+            }
+            me.job = nil
+            lock.unlock()
+            job = next
         }
-        condition.unlock()
     }
 }
