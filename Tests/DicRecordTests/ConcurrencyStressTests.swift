@@ -251,6 +251,40 @@ import Testing
         }
     }
 
+    /// Threads taking turns at the writer: the one that lets it go wakes one waiter at a time, and
+    /// wakes the next once that one has run. A waiter left asleep while the writer is free would
+    /// sleep out its 120 s busy timeout: the 8 × 400 transactions (well under a second) would then
+    /// miss the 60 s the test gives them.
+    @Test(.timeLimit(.minutes(3 * sanitizerSlowdown)))
+    func threadsTakingTurnsAtTheWriterNeverSleepOutTheirWait() throws {
+        try withDatabase(options: Self.options) { t in
+            try t.db.update("create table n (thread integer, i integer)")
+            let db = t.db
+            let failures = ErrorLog()
+            let done = DispatchGroup()
+            for thread in 0..<8 {
+                done.enter()
+                Thread {
+                    defer { done.leave() }
+                    do {
+                        for i in 0..<400 {
+                            try db.tx { db in
+                                try db.update("insert into n values (?, ?)", thread, i)
+                                return true
+                            }
+                        }
+                    } catch {
+                        failures.add("\(error)")
+                    }
+                }.start()
+            }
+            #expect(done.wait(timeout: .now() + 60 * Double(sanitizerSlowdown)) == .success)
+            #expect(failures.items.isEmpty)
+            #expect(try db.queryInt("select count(*) from n") == 8 * 400)
+            #expect(try db.queryInt("select count(distinct thread * 1000 + i) from n") == 8 * 400)
+        }
+    }
+
     /// A write transaction holds the writer for at least 2 s, and until the reads are done;
     /// meanwhile 100 reads on another task complete, all before the commit, and all see the state
     /// before the transaction. (A read that waited for the writer would wait for ever: the writer

@@ -23,6 +23,7 @@ final class ConnectionPool: @unchecked Sendable {
     private let writerGate = NSCondition()
     private var writerBusy = false          // guarded by writerGate
     private var writerWaiters = 0           // guarded by writerGate: threads waiting in acquireWriter
+    private var writerWakePending = false   // guarded by writerGate: one is signalled and has not run yet
     private let readerGate = NSCondition()
     private var idleReaders: [Connection] = []  // guarded by readerGate
     private var openReaders = 0                  // guarded by readerGate
@@ -240,6 +241,7 @@ final class ConnectionPool: @unchecked Sendable {
             writerWaiters += 1
             let signalled = writerGate.wait(until: deadline)
             writerWaiters -= 1
+            writerWakePending = false   // (also when the wait ran out: it may have taken the signal)
             if !signalled && writerBusy {
                 throw DicRecordError(.busy, "database is locked: waited \(busyTimeout) s for the writer of config '\(configName)', held by another thread",
                                      configName: configName)
@@ -258,11 +260,13 @@ final class ConnectionPool: @unchecked Sendable {
             writerGate.unlock()
             return
         }
-        // Signalled once the lock is let go: a waiter woken under it would only block again on
-        // the lock (about a third of the thread switches of 8 threads sharing the writer).
-        let waiting = writerWaiters > 0
+        // One waiter is woken at a time: until it has run, the thread that let go may well have
+        // taken the writer again, and a second waiter woken now would only wait again. Signalled
+        // once the lock is let go: a waiter woken under it would only block again on the lock.
+        let wake = writerWaiters > 0 && !writerWakePending
+        if wake { writerWakePending = true }
         writerGate.unlock()
-        if waiting { writerGate.signal() }
+        if wake { writerGate.signal() }
     }
 
     private func acquireReader(wait: Bool, for leases: ThreadLeases) throws -> Connection? {
