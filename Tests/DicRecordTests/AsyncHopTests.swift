@@ -43,44 +43,55 @@ import Testing
 
     /// Jobs that each wait for all the others: every one must get a thread of its own (an idle
     /// thread when there is one, else a new one), or none would finish.
-    @Test func poolJobsThatWaitForEachOtherAllGetAThread() {
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
+    func poolJobsThatWaitForEachOtherAllGetAThread() {
         let pool = BlockingPool()
         let count = 12
         let arrived = Guarded(0)
+        let failures = ErrorLog()
         let allThere = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
         for round in 0..<3 {   // later rounds are handed to the threads the earlier ones left idle
             arrived.withLock { $0 = 0 }
             for _ in 0..<count {
                 pool.run {
-                    let last = arrived.withLock { count -> Bool in
-                        count += 1
-                        return count == 12
+                    let last = arrived.withLock { arrived -> Bool in
+                        arrived += 1
+                        return arrived == count
                     }
-                    if last { for _ in 0..<12 { allThere.signal() } }
-                    #expect(allThere.wait(timeout: .now() + 30) == .success)
-                    #expect(ThreadLeases.current.isPoolThread)
+                    if last { for _ in 0..<count { allThere.signal() } }
+                    if allThere.wait(timeout: .now() + 30) == .timedOut { failures.add("round \(round): a job waited 30 s for the others") }
+                    if !ThreadLeases.current.isPoolThread { failures.add("round \(round): a job ran off the pool's threads") }
                     done.signal()
                 }
             }
-            for _ in 0..<count { #expect(done.wait(timeout: .now() + 60) == .success, "round \(round)") }
+            let deadline = DispatchTime.now() + 60
+            for _ in 0..<count where done.wait(timeout: deadline) == .timedOut { failures.add("round \(round): a job never ended") }
         }
+        #expect(failures.items.isEmpty)
     }
 
-    /// Jobs handed one after another, from many threads at once, each run exactly once.
-    @Test func poolJobsRunExactlyOnce() {
-        let pool = BlockingPool()
-        let runs = Guarded([Int](repeating: 0, count: 2_000))
+    /// Jobs handed one after another, from many threads at once, each run exactly once; with
+    /// threads that end after 100 µs idle, many are handed over just as a thread's wait runs out.
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)), arguments: [5.0, 0.0001])
+    func poolJobsRunExactlyOnce(idleLifetime: Double) {
+        let pool = BlockingPool(idleLifetime: idleLifetime)
+        let jobs = 20_000
+        let runs = Guarded([Int](repeating: 0, count: jobs))
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.concurrentPerform(iterations: 4) { part in
-            for i in stride(from: part, to: 2_000, by: 4) {
+            for i in stride(from: part, to: jobs, by: 4) {
                 pool.run {
                     runs.withLock { $0[i] += 1 }
                     done.signal()
                 }
+                if i % 64 == 0 { usleep(150) }   // let threads go idle, and some run out their wait
             }
         }
-        for _ in 0..<2_000 { #expect(done.wait(timeout: .now() + 60) == .success) }
+        let deadline = DispatchTime.now() + 60
+        var ended = 0
+        while ended < jobs, done.wait(timeout: deadline) == .success { ended += 1 }
+        #expect(ended == jobs)
         #expect(runs.withLock { $0 }.allSatisfy { $0 == 1 })
     }
 }

@@ -22,7 +22,13 @@ final class BlockingPool: @unchecked Sendable {
 
     private let lock = NSLock()
     private var idle: [Worker] = []   // guarded by lock; the last went idle last
-    private let idleLifetime: TimeInterval = 5
+    private let idleLifetime: TimeInterval
+
+    /// `idleLifetime`: how long a thread waits for a job before it ends (short in tests, which
+    /// then hand jobs over as waits run out).
+    init(idleLifetime: TimeInterval = 5) {
+        self.idleLifetime = idleLifetime
+    }
 
     func run(_ job: @escaping @Sendable () -> Void) {
         lock.lock()
@@ -44,6 +50,7 @@ final class BlockingPool: @unchecked Sendable {
         var job = first
         while true {
             job()
+            job = {}   // what the job captured is let go now, not when the next job comes
             lock.lock()
             idle.append(me)
             lock.unlock()

@@ -266,7 +266,8 @@ final class ConnectionPool: @unchecked Sendable {
         let wake = writerWaiters > 0 && !writerWakePending
         if wake { writerWakePending = true }
         writerGate.unlock()
-        if wake { writerGate.signal() }
+        // Stopped meanwhile: every waiter is to learn it (one signal could go to `close()`'s own wait).
+        if wake { isClosed ? writerGate.broadcast() : writerGate.signal() }
     }
 
     private func acquireReader(wait: Bool, for leases: ThreadLeases) throws -> Connection? {
@@ -321,7 +322,8 @@ final class ConnectionPool: @unchecked Sendable {
         }
         idleReaders.append(reader)
         readerGate.unlock()
-        readerGate.signal()   // once the lock is let go, as `releaseWriter`'s
+        // Once the lock is let go, as `releaseWriter`'s (and to every waiter once stopped).
+        isClosed ? readerGate.broadcast() : readerGate.signal()
     }
 
     /// Stops the pool: new calls throw `.notStarted` at once. Waits, at most the busy timeout in
