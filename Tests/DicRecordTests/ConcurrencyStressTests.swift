@@ -252,7 +252,7 @@ import Testing
     }
 
     /// Threads taking turns at the writer: the one that lets it go wakes one waiter at a time, and
-    /// wakes the next once that one has run. A waiter left asleep while the writer is free would
+    /// wakes the next once a waiter has come back from its wait. A waiter left asleep while the writer is free would
     /// sleep out its 120 s busy timeout: the 8 × 400 transactions (well under a second) would then
     /// miss the 60 s the test gives them.
     @Test(.timeLimit(.minutes(3 * sanitizerSlowdown)))

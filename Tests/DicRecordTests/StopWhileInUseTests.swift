@@ -143,6 +143,59 @@ import Testing
         }
     }
 
+    /// Threads waiting for the writer when the context stops learn of it as soon as the writer is
+    /// let go, all of them, not at their 60 s deadline: the release after a stop wakes every waiter.
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
+    func threadsWaitingForTheWriterLearnOfAStopWhenItIsLetGo() throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 60
+        try withDatabase(options: options) { t in
+            let db = t.db
+            try db.update("create table t(x integer)")
+            let inside = DispatchSemaphore(value: 0), letGo = DispatchSemaphore(value: 0), holderDone = DispatchSemaphore(value: 0)
+            Thread {
+                _ = try? db.tx { db in
+                    try db.update("insert into t values (0)")
+                    inside.signal()
+                    _ = letGo.wait(timeout: .now() + 30)
+                    return true
+                }
+                holderDone.signal()
+            }.start()
+            inside.wait()
+            let waiters = 4
+            let outcomes = DbSuiteKit.Locked<[String]>([])
+            let done = DispatchGroup()
+            for i in 0..<waiters {
+                done.enter()
+                Thread {
+                    defer { done.leave() }
+                    let outcome = Result { try db.update("insert into t values (?)", i + 1) }
+                    let seen = Self.unexpected(outcome) ?? (Self.kind(outcome) == .notStarted ? "stopped" : "wrote")
+                    outcomes.update { $0.append(seen) }
+                }.start()
+            }
+            Thread.sleep(forTimeInterval: 0.3)   // time to start waiting (one that has not yet meets the stop at once)
+            let stopped = DispatchSemaphore(value: 0)
+            Thread {
+                t.context.stop()   // waits for the holder
+                stopped.signal()
+            }.start()
+            // The stop has begun once a read is refused.
+            let bound = db.bound(to: t.context)
+            var refused = false
+            for _ in 0..<3_000 where !refused {
+                if case .failure = Result(catching: { try bound.queryInt("select 1") }) { refused = true } else { Thread.sleep(forTimeInterval: 0.01) }
+            }
+            #expect(refused)
+            letGo.signal()
+            #expect(done.wait(timeout: .now() + 20) == .success, "a waiter still waited 20 s after the writer was let go")
+            #expect(stopped.wait(timeout: .now() + 20) == .success)
+            holderDone.wait()
+            #expect(outcomes.value == Array(repeating: "stopped", count: waiters))
+        }
+    }
+
     /// stop() called inside a `tx` on the same thread neither waits for the writer that thread
     /// holds nor closes it under the transaction: the joined calls after it throw the stopped
     /// error, the commit too, the transaction rolls back, and the writer closes when it ends.

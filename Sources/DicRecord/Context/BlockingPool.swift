@@ -6,7 +6,7 @@ import Foundation
 /// handler, or for a long statement. Swift's cooperative pool has as many threads as cores, so
 /// blocking there could starve the very task that would release the writer. Here a job that finds
 /// no idle thread gets a new one: a wait can slow a job down but never deadlock it. Threads that
-/// stay idle for a few seconds end.
+/// stay idle for `idleLifetime` (5 s by default) end.
 ///
 /// A job is handed straight to the thread that went idle last (its caches are the warmest), which
 /// waits on a semaphore of its own: a hand-over wakes exactly that thread, with no shared
@@ -39,15 +39,24 @@ final class BlockingPool: @unchecked Sendable {
             return
         }
         lock.unlock()
-        let thread = Thread { [self] in work(first: job) }
+        // The first job goes through the worker too: the thread keeps its start closure (and
+        // what that captures) until it ends.
+        let worker = Worker()
+        worker.job = job
+        let thread = Thread { [self] in work(worker) }
         thread.name = "DicRecord.async"
         thread.start()
     }
 
-    private func work(first: @escaping @Sendable () -> Void) {
+    private func work(_ me: Worker) {
         ThreadLeases.current.isPoolThread = true
-        let me = Worker()
-        var job = first
+        lock.lock()
+        guard var job = me.job else {
+            lock.unlock()
+            preconditionFailure("BlockingPool: a thread started with no job")
+        }
+        me.job = nil
+        lock.unlock()
         while true {
             job()
             job = {}   // what the job captured is let go now, not when the next job comes

@@ -260,9 +260,10 @@ final class ConnectionPool: @unchecked Sendable {
             writerGate.unlock()
             return
         }
-        // One waiter is woken at a time: until it has run, the thread that let go may well have
-        // taken the writer again, and a second waiter woken now would only wait again. Signalled
-        // once the lock is let go: a waiter woken under it would only block again on the lock.
+        // One waiter is woken at a time: until a waiter has come back from its wait, the thread
+        // that let go may well have taken the writer again, and a second waiter woken now would
+        // only wait again. Signalled once the lock is let go: a waiter woken under it would only
+        // block again on the lock.
         let wake = writerWaiters > 0 && !writerWakePending
         if wake { writerWakePending = true }
         writerGate.unlock()
