@@ -50,16 +50,9 @@ final class BlockingPool: @unchecked Sendable {
 
     private func work(_ me: Worker) {
         ThreadLeases.current.isPoolThread = true
-        lock.lock()
-        guard var job = me.job else {
-            lock.unlock()
-            preconditionFailure("BlockingPool: a thread started with no job")
-        }
-        me.job = nil
-        lock.unlock()
         while true {
-            job()
-            job = {}   // what the job captured is let go now, not when the next job comes
+            // (The job, a temporary, and what it captured are let go as soon as it has run.)
+            takeJob(me)()
             lock.lock()
             idle.append(me)
             lock.unlock()
@@ -74,14 +67,15 @@ final class BlockingPool: @unchecked Sendable {
                 // A job was handed over as the wait ran out: its signal is on the way.
                 me.wake.wait()
             }
-            lock.lock()
-            guard let next = me.job else {
-                lock.unlock()
-                preconditionFailure("BlockingPool: a worker woke with no job handed to it")
-            }
-            me.job = nil
-            lock.unlock()
-            job = next
         }
+    }
+
+    /// The job handed to `me` (before its thread started, or with its wake-up).
+    private func takeJob(_ me: Worker) -> @Sendable () -> Void {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let job = me.job else { preconditionFailure("BlockingPool: a worker has no job handed to it") }
+        me.job = nil
+        return job
     }
 }
