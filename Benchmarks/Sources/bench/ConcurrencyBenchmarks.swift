@@ -132,6 +132,49 @@ struct ConcurrencyBenchmarks {
                 }
             }
 
+            // A reference row: the floor under any async API that runs a transaction off Swift's
+            // cooperative threads (a transaction that holds the writer there can starve the tasks
+            // it waits for): raw C from 8 tasks, each write transaction handed to one serial
+            // queue and awaited (the cheapest hop there and back), reads on the task's own thread.
+            w.measure("floor: raw C from 8 tasks, each write awaited on a serial queue", setUp: { _ = try Self.newBank(rawPath) },
+                      checksum: { try Self.checksum(rawPath, badReads: badReads.take()) }) {
+                let writer = try SerialWriter(path: rawPath)
+                try blocking {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for plan in plans {
+                            group.addTask {
+                                let reader = try RawBank(path: rawPath)
+                                for operation in plan {
+                                    switch operation {
+                                    case .transfer(let from, let to, let amount):
+                                        try await writer.run { raw in
+                                            try raw.exec("BEGIN IMMEDIATE")
+                                            try raw.move(amount, from: from, to: to)
+                                            try raw.exec("COMMIT")
+                                        }
+                                    case .readTotal:
+                                        if try reader.total() != expectedTotal { badReads.add() }
+                                    case .nested(let from, let to, let amount):
+                                        try await writer.run { raw in
+                                            try raw.exec("BEGIN IMMEDIATE")
+                                            try raw.exec("SAVEPOINT a")
+                                            try raw.move(amount, from: from, to: to)
+                                            try raw.exec("RELEASE a")
+                                            try raw.exec("SAVEPOINT b")
+                                            try raw.move(1_000_000, from: from, to: to)
+                                            try raw.exec("ROLLBACK TO b")
+                                            try raw.exec("RELEASE b")
+                                            try raw.exec("COMMIT")
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+            }
+
             let grdbPath = config.path("bank-grdb.sqlite")
             var pool: DatabasePool?
             w.measure("grdb DatabasePool, 8 tasks, async write/read", setUp: {
@@ -455,6 +498,21 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) t
     }
     group.wait()
     if let error = errors.first { throw error }
+}
+
+/// One connection that only a serial queue touches: `run` hands it `body` there and awaits it
+/// (`@unchecked Sendable`: the bank is used on the queue alone, one job at a time).
+final class SerialWriter: @unchecked Sendable {
+    private let bank: RawBank
+    private let queue = DispatchQueue(label: "bench.serial-writer")
+
+    init(path: String) throws { bank = try RawBank(path: path) }
+
+    func run(_ body: @escaping @Sendable (RawBank) throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            queue.async { done.resume(with: Result { try body(self.bank) }) }
+        }
+    }
 }
 
 /// Runs async `body` from synchronous benchmark code and waits for its result.

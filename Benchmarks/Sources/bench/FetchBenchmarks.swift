@@ -55,6 +55,27 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
+            // A reference row: the floor under any `find` whose rows are objects (a `Record` is a
+            // class): raw C copies each row into an object of its own holding the ten values
+            // inline, the least one object a row can be, then reads them as `find`'s row does.
+            w.measure("floor: raw C, an object per row, then reads") {
+                try raw.transaction {
+                    let statement = try raw.prepare(Self.itemsSQL)
+                    defer { sqlite3_finalize(statement) }
+                    var rows: [TenValues] = []
+                    var code = sqlite3_step(statement)
+                    while code == SQLITE_ROW {
+                        rows.append(TenValues { sqlite3_column_int64(statement, Int32($0)) })
+                        code = sqlite3_step(statement)
+                    }
+                    try raw.check(code)
+                    var sum = 0
+                    for row in rows {
+                        for i in 0..<10 { sum &+= Int(row[i]) }
+                    }
+                    return sum
+                }
+            }
             w.measure("grdb Row.fetchCursor, row[i] as Int") {
                 try queue.read { db in
                     let rows = try Row.fetchCursor(db, sql: Self.itemsSQL)
@@ -210,6 +231,27 @@ struct FetchBenchmarks {
                     return items
                 }
             }
+            // A reference row: the floor under any typed model that is a class (as `Model` is):
+            // raw C copies each row into an object of its own, then makes the `Item` from it.
+            w.measure("floor: raw C, an object per row, then Item", checksum: itemsChecksum) { () throws -> [Item] in
+                try raw.transaction {
+                    let statement = try raw.prepare(Self.itemsSQL)
+                    defer { sqlite3_finalize(statement) }
+                    let c = try raw.columnIndexes(statement, names: itemColumns)
+                    var rows: [TenValues] = []
+                    var code = sqlite3_step(statement)
+                    while code == SQLITE_ROW {
+                        rows.append(TenValues { sqlite3_column_int64(statement, c[$0]) })
+                        code = sqlite3_step(statement)
+                    }
+                    try raw.check(code)
+                    return rows.map { row in
+                        func int(_ i: Int) -> Int { Int(row[i]) }
+                        return Item(i0: int(0), i1: int(1), i2: int(2), i3: int(3), i4: int(4),
+                                    i5: int(5), i6: int(6), i7: int(7), i8: int(8), i9: int(9))
+                    }
+                }
+            }
             w.measure("grdb fetchAll, hand-written init(row:)", checksum: itemsChecksum) { () throws -> [Item] in
                 try queue.read { db in try Item.fetchAll(db, sql: Self.itemsSQL) }
             }
@@ -221,6 +263,10 @@ struct FetchBenchmarks {
             }
             w.measure("dicrecord find, then Record.decode", checksum: itemsChecksum) { () throws -> [Item] in
                 try db.transaction { db in try db.find(Self.itemsSQL).map { try $0.decode(Item.self) } }
+            }
+            // A reference row: the floor under any Decoder over records (see `ByIndexDecoder`).
+            w.measure("floor: find, then Item(from:) reading by index", checksum: itemsChecksum) { () throws -> [Item] in
+                try db.transaction { db in try db.find(Self.itemsSQL).map { try Item(from: ByIndexDecoder(record: $0)) } }
             }
             let dao = ItemModel.dao.use("items")
             w.measure("dicrecord Model dao.find, then @Column reads", checksum: itemsChecksum) { () throws -> [Item] in

@@ -185,3 +185,65 @@ struct ConvenientPerson: FetchableRecord {
                         avatar: row["avatar"], score: row["score"], active: row["active"])
     }
 }
+
+/// The floor under any `Decoder` over a fetched record: Codable's own machinery (a boxed keyed
+/// container per row, a call through the box per field) with each field read by index, no name
+/// looked up and no conversion rule consulted. The index is the key's own tag (the case's place
+/// in `Item`'s synthesized `CodingKeys`), so it fits `Item` and nothing else; `fetch_records`
+/// runs it as a reference row, and its checksum says it read every value right.
+struct ByIndexDecoder: Decoder {
+    let record: DicRecord.Record
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(Container<Key>(record: record))
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { fatalError("keyed only") }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { fatalError("keyed only") }
+
+    struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        let record: DicRecord.Record
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [Key] { [] }
+        func contains(_ key: Key) -> Bool { true }
+        func decodeNil(forKey key: Key) throws -> Bool { false }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+            // Item's synthesized CodingKeys: a one-byte enum whose raw tag is the declaration order.
+            precondition(MemoryLayout<Key>.size == 1, "ByIndexDecoder reads Item only")
+            let index = Int(unsafeBitCast(key, to: UInt8.self))
+            return (record[index] as Int?) ?? 0
+        }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { fatalError("Int only") }
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> { fatalError("flat only") }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { fatalError("flat only") }
+        func superDecoder() throws -> any Decoder { fatalError("flat only") }
+        func superDecoder(forKey key: Key) throws -> any Decoder { fatalError("flat only") }
+    }
+}
+
+/// One row of ten INTEGER values held inline in an object of its own: the least a row can cost
+/// when each row is an object (`fetch_positional`'s floor row).
+final class TenValues {
+    private let v0, v1, v2, v3, v4, v5, v6, v7, v8, v9: Int64
+
+    init(_ value: (Int) -> Int64) {
+        (v0, v1, v2, v3, v4) = (value(0), value(1), value(2), value(3), value(4))
+        (v5, v6, v7, v8, v9) = (value(5), value(6), value(7), value(8), value(9))
+    }
+
+    subscript(i: Int) -> Int64 {
+        switch i {
+        case 0: v0
+        case 1: v1
+        case 2: v2
+        case 3: v3
+        case 4: v4
+        case 5: v5
+        case 6: v6
+        case 7: v7
+        case 8: v8
+        default: v9
+        }
+    }
+}
