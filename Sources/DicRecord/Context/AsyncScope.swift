@@ -23,11 +23,17 @@ final class TransactionLease: @unchecked Sendable {
     private var openNested: [NestingToken] = []  // guarded by condition; innermost last
     private var gates: [Int: AsyncGate] = [:]    // guarded by condition
 
-    init(poolID: ObjectIdentifier, connection: any EngineConnection, configName: String, busyTimeout: Double) {
+    /// Where the transaction's jobs run: its pool's `WriterLane`, or `PoolExecutor`. Nested
+    /// transactions run there too (no hop to another).
+    let executor: any TaskExecutor
+
+    init(poolID: ObjectIdentifier, connection: any EngineConnection, configName: String, busyTimeout: Double,
+         executor: any TaskExecutor) {
         self.poolID = poolID
         self.connection = connection
         self.configName = configName
         self.busyTimeout = busyTimeout
+        self.executor = executor
     }
 
     /// Runs `body` with the connection once it is this call's turn (the pool installs it as its

@@ -30,6 +30,8 @@ final class ConnectionPool: @unchecked Sendable {
     private var allReaders: [Connection] = []    // guarded by readerGate
     private let closed = Atomic<Bool>(false)
     private var isClosed: Bool { closed.load(ordering: .acquiring) }
+    /// Where this pool's async transactions run, one after another (see `WriterLane`).
+    let asyncLane = WriterLane()
 
     init(configName: String, writer: Connection?, busyTimeout: Double, maxReaders: Int,
          firstReader: Connection?, makeReader: (() throws -> Connection)?) {
@@ -49,9 +51,7 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Runs `body` on the writer, joining the writer this thread already holds.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        guard let writer else {
-            throw DicRecordError(.readonly, "config '\(configName)' is readonly: writes are refused", configName: configName)
-        }
+        let writer = try requireWriter()
         let leases = ThreadLeases.current
         if leases.writer(of: id) != nil { return try body(writer) }
         // An async call trying its caller's thread: writes always move to a pool thread (SQLite's
@@ -176,10 +176,28 @@ final class ConnectionPool: @unchecked Sendable {
     /// For an async transaction: waits for the writer (as `write` does) and hands it over, bound to
     /// no thread. `returnWriter()` gives it back.
     func leaseWriter() throws -> Connection {
+        let writer = try requireWriter()
+        try acquireWriter()
+        return writer
+    }
+
+    /// The writer; a readonly pool has none, and refuses.
+    private func requireWriter() throws -> Connection {
         guard let writer else {
             throw DicRecordError(.readonly, "config '\(configName)' is readonly: writes are refused", configName: configName)
         }
-        try acquireWriter()
+        return writer
+    }
+
+    /// The writer if it is free now (an async transaction on `asyncLane`, which must not wait);
+    /// nil when another holds it.
+    func leaseWriterIfFree() throws -> Connection? {
+        let writer = try requireWriter()
+        writerGate.lock()
+        defer { writerGate.unlock() }
+        if isClosed { throw closedError() }
+        if writerBusy { return nil }
+        writerBusy = true
         return writer
     }
 

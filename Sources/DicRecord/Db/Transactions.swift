@@ -73,48 +73,75 @@ extension Db {
     // MARK: Async
 
     func runAsyncTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
-        // The whole transaction, body included, runs on pool threads: the calls in it run inline,
-        // with no hop per call, and waiting for the writer blocks no cooperative thread.
-        try await withTaskExecutorPreference(PoolExecutor.shared) {
-            let context = try self.context()
-            // The writer, bound to no thread until the transaction ends: SQLite's, or a connection of the engine's pool.
-            let poolID: ObjectIdentifier
-            let leaseWriter: () throws -> any EngineConnection
-            let returnWriter: (any EngineConnection) -> Void
-            if let engine = try context.externalPool() {
-                (poolID, leaseWriter, returnWriter) = (ObjectIdentifier(engine), engine.leaseWriter, engine.returnWriter)
-            } else {
-                let pool = try context.pool()
-                (poolID, leaseWriter, returnWriter) = (ObjectIdentifier(pool), pool.leaseWriter, { _ in pool.returnWriter() })
-            }
-            let enclosing = AsyncScope.transactions
-            if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
-                return try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
-            }
-            try Task.checkCancellation()
-            let connection = try leaseWriter()
-            let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
-                                         busyTimeout: context.options.busyTimeout)
-            AsyncScope.openCount.add(1, ordering: .relaxed)
-            defer {
-                lease.end()
-                AsyncScope.openCount.subtract(1, ordering: .relaxed)
-                returnWriter(connection)
-            }
-            let scope = enclosing + [lease]
-            try control(lease) { try begin(connection, depth: 0, outermost: true) }
-            let result: T
-            do {
-                let db = bound(to: context)
-                result = try await AsyncScope.$transactions.withValue(scope) { try await body(db) }
-            } catch {
-                try? control(lease) { abandon(connection, depth: 0) }
-                throw error
-            }
-            let commits = commit(result)
-            try control(lease) { try end(connection, depth: 0, outermost: true, commits: commits) }
-            return result
+        let context = try self.context()
+        // The writer, bound to no thread until the transaction ends: SQLite's, or a connection of the engine's pool.
+        let poolID: ObjectIdentifier
+        let leaseWriter: () throws -> any EngineConnection
+        let returnWriter: (any EngineConnection) -> Void
+        let sqlite: ConnectionPool?
+        if let engine = try context.externalPool() {
+            (poolID, leaseWriter, returnWriter, sqlite) = (ObjectIdentifier(engine), engine.leaseWriter, engine.returnWriter, nil)
+        } else {
+            let pool = try context.pool()
+            (poolID, leaseWriter, returnWriter, sqlite) = (ObjectIdentifier(pool), pool.leaseWriter, { _ in pool.returnWriter() }, pool)
         }
+        let enclosing = AsyncScope.transactions
+        if let outer = enclosing.last(where: { $0.poolID == poolID && $0.isOpen }) {
+            return try await withTaskExecutorPreference(outer.executor) {
+                try await nestedAsyncTransaction(outer, enclosing, body, commit: commit)
+            }
+        }
+        // The whole transaction, body included, runs on pool threads: the calls in it run inline,
+        // with no hop per call, and waiting for the writer blocks no cooperative thread. SQLite's
+        // run in the line of its pool's `WriterLane` while the writer is free at once.
+        if let sqlite {
+            let lane = sqlite.asyncLane
+            return try await withTaskExecutorPreference(lane) {
+                try Task.checkCancellation()
+                if let connection = try sqlite.leaseWriterIfFree() {
+                    return try await outermostAsyncTransaction(context, poolID, connection, { returnWriter($0) }, on: lane, body, commit: commit)
+                }
+                // Taken: the transaction waits for it where waiting holds up no one's line.
+                return try await withTaskExecutorPreference(PoolExecutor.shared) {
+                    try Task.checkCancellation()
+                    return try await outermostAsyncTransaction(context, poolID, try leaseWriter(), returnWriter,
+                                                               on: PoolExecutor.shared, body, commit: commit)
+                }
+            }
+        }
+        return try await withTaskExecutorPreference(PoolExecutor.shared) {
+            try Task.checkCancellation()
+            return try await outermostAsyncTransaction(context, poolID, try leaseWriter(), returnWriter,
+                                                       on: PoolExecutor.shared, body, commit: commit)
+        }
+    }
+
+    /// An outermost async transaction on `connection`, the writer just leased (given back with
+    /// `returnWriter` when it ends), its jobs on `executor`.
+    private func outermostAsyncTransaction<T>(_ context: DbContext, _ poolID: ObjectIdentifier, _ connection: any EngineConnection,
+                                              _ returnWriter: (any EngineConnection) -> Void, on executor: any TaskExecutor,
+                                              _ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
+        let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
+                                     busyTimeout: context.options.busyTimeout, executor: executor)
+        AsyncScope.openCount.add(1, ordering: .relaxed)
+        defer {
+            lease.end()
+            AsyncScope.openCount.subtract(1, ordering: .relaxed)
+            returnWriter(connection)
+        }
+        let scope = AsyncScope.transactions + [lease]
+        try control(lease) { try begin(connection, depth: 0, outermost: true) }
+        let result: T
+        do {
+            let db = bound(to: context)
+            result = try await AsyncScope.$transactions.withValue(scope) { try await body(db) }
+        } catch {
+            try? control(lease) { abandon(connection, depth: 0) }
+            throw error
+        }
+        let commits = commit(result)
+        try control(lease) { try end(connection, depth: 0, outermost: true, commits: commits) }
+        return result
     }
 
     /// A transaction nested in the task's async transaction `lease`: a SAVEPOINT. Nested

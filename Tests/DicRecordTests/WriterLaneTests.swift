@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+/// SQLite's async transactions run in the line of their pool's `WriterLane`, one after another on
+/// one thread. A job in the line that blocks must never leave the jobs behind it (one of which may
+/// be what it waits for) waiting: the lane's watch gives the line another thread. A transaction
+/// that finds the writer taken waits off the line.
+@Suite struct WriterLaneTests {
+    /// Polls `condition` every millisecond for up to `seconds`; whether it came true.
+    private static func eventually(within seconds: Double, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !condition() {
+            if Date() > deadline { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return true
+    }
+
+    /// A job that blocks until a job queued behind it has run: with one thread and no watch, it
+    /// would wait for ever (here: 20 s, then fail).
+    @Test(.timeLimit(.minutes(1 * sanitizerSlowdown)))
+    func aJobWaitingForAJobBehindItInTheLineIsNotLeftWaiting() async throws {
+        let lane = WriterLane()
+        let firstRuns = Flag()
+        let secondRan = DispatchSemaphore(value: 0)
+        let first = Task {
+            await withTaskExecutorPreference(lane) {
+                firstRuns.set()
+                return secondRan.wait(timeout: .now() + 20)
+            }
+        }
+        #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { firstRuns.isSet })
+        let second = Task {
+            await withTaskExecutorPreference(lane) { _ = secondRan.signal() }
+        }
+        #expect(await first.value == .success)
+        await second.value
+        // The thread the watch added leaves once a job has ended; the line then empties.
+        #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { lane.state == (waiting: 0, drainers: 0) })
+    }
+
+    /// A child task's call that waits for its sibling's savepoint to end blocks its thread; the
+    /// sibling's next step is queued behind it in the line. The busy timeout is a minute: if the
+    /// line were left waiting, the transaction would fail with `.busy` after it, or the watchdog
+    /// would fire first.
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
+    func aCallWaitingForASiblingsSavepointDoesNotStallTheLine() async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 60
+        try await withDatabase(options: options) { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, who text)")
+            try await withWatchdog(seconds: 30 * Double(sanitizerSlowdown)) {
+                try await db.tx { db in
+                    let savepointOpen = Flag()
+                    async let first: Void = {
+                        try await db.tx { db in
+                            try await db.update("insert into n(who) values ('savepoint')")
+                            savepointOpen.set()
+                            // Suspends with the savepoint open: the rest is queued in the line.
+                            try await Task.sleep(for: .milliseconds(50))
+                            return true
+                        }
+                    }()
+                    async let second: Void = {
+                        while !savepointOpen.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                        // Waits (blocking its thread) until the savepoint above has ended.
+                        try await db.update("insert into n(who) values ('sibling')")
+                    }()
+                    _ = try await (first, second)
+                    return true
+                }
+            }
+            #expect(try await db.query("select who from n order by id", as: String.self) == ["savepoint", "sibling"])
+        }
+    }
+
+    /// While another thread holds the writer, an async transaction waits for it off the line: the
+    /// lane runs nothing meanwhile, and the transaction commits once the writer is let go.
+    @Test(.timeLimit(.minutes(1 * sanitizerSlowdown)))
+    func aTransactionFindingTheWriterTakenWaitsOffTheLine() async throws {
+        try await withDatabase { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, v integer)")
+            let lane = try t.context.pool().asyncLane
+            let held = DispatchSemaphore(value: 0)
+            let release = Flag()
+            let holder = Thread {
+                _ = try? db.tx { db in
+                    try db.update("insert into n(v) values (1)")
+                    held.signal()
+                    let start = Date()
+                    while !release.isSet, Date().timeIntervalSince(start) < 30 { Thread.sleep(forTimeInterval: 0.002) }
+                    return true
+                }
+            }
+            holder.start()
+            #expect(held.wait(timeout: .now() + 10) == .success)
+            let committed = Flag()
+            let waiting = Task {
+                try await db.tx { db in
+                    try await db.update("insert into n(v) values (2)")
+                    return true
+                }
+                committed.set()
+            }
+            // It has come and gone from the line (to wait elsewhere): the lane is empty and idle.
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(!committed.isSet)
+            #expect(lane.state == (waiting: 0, drainers: 0))
+            release.set()
+            try await waiting.value
+            #expect(try await db.query("select v from n order by id", as: Int.self) == [1, 2])
+        }
+    }
+
+    /// Async transactions from many tasks, some nested, all commit (or roll back) as asked,
+    /// whichever thread the line runs on.
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
+    func transactionsFromManyTasksAllLand() async throws {
+        try await withDatabase { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, task integer, v integer)")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        for i in 0..<100 {
+                            try await db.tx { db in
+                                try await db.update("insert into n(task, v) values (?, ?)", task, i)
+                                if i % 10 == 0 {
+                                    try await db.tx { db in
+                                        try await db.update("insert into n(task, v) values (?, -1)", task)
+                                        return false   // rolled back: never counted
+                                    }
+                                }
+                                return true
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await db.queryInt("select count(*) from n") == 800)
+            #expect(try await db.queryInt("select count(*) from n where v < 0") == 0)
+            #expect(try await db.queryInt("select sum(v) from n") == 8 * (99 * 100 / 2))
+        }
+    }
+}
+
