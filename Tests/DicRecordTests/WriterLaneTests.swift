@@ -76,6 +76,111 @@ import Testing
         }
     }
 
+    /// The same, with the savepoint's task suspending many times while its sibling stays blocked:
+    /// each of its steps is queued behind the blocked call, so the line must keep a free thread
+    /// for as long as the call blocks, not give it up after one job (which made each step wait two
+    /// of the watch's periods: 300 steps took over 5 s, past the busy timeout of 3 s).
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
+    func aSavepointThatSuspendsOftenWhileASiblingWaitsFinishesInTime() async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 3 * Double(sanitizerSlowdown)
+        try await withDatabase(options: options) { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, who text)")
+            let hops = Hops()
+            try await db.tx { db in
+                let savepointOpen = Flag()
+                async let first: Void = {
+                    try await db.tx { db in
+                        try await db.update("insert into n(who) values ('savepoint')")
+                        savepointOpen.set()
+                        try await Task.sleep(for: .milliseconds(20))
+                        for _ in 0..<300 { await hops.hop() }
+                        return true
+                    }
+                }()
+                async let second: Void = {
+                    while !savepointOpen.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                    try await db.update("insert into n(who) values ('sibling')")
+                }()
+                _ = try await (first, second)
+                return true
+            }
+            #expect(await hops.count == 300)
+            #expect(try await db.query("select who from n order by id", as: String.self) == ["savepoint", "sibling"])
+        }
+    }
+
+    /// Async transactions on SQLite do run in their pool's line.
+    @Test func asyncTransactionsRunInTheirPoolsLine() async throws {
+        try await withDatabase { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, v integer)")
+            let lane = try t.context.pool().asyncLane
+            let before = lane.jobsStarted
+            for i in 0..<20 {
+                try await db.tx { db in
+                    try await db.update("insert into n(v) values (?)", i)
+                    return true
+                }
+            }
+            #expect(lane.jobsStarted >= before + 20)
+            #expect(try await db.queryInt("select count(*) from n") == 20)
+        }
+    }
+
+    /// Stopped while one transaction holds the writer and fifty wait for it (or are about to ask):
+    /// `stop()` gives calls in flight up to the busy timeout, so each of the fifty either commits
+    /// or fails with `.notStarted` naming the config; none hangs, the table holds exactly the rows
+    /// of those that committed, and the line ends empty.
+    @Test(.timeLimit(.minutes(1 * sanitizerSlowdown)))
+    func stoppedWhileTransactionsWaitEveryOneEnds() async throws {
+        try await withDatabase { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, v integer)")
+            let lane = try t.context.pool().asyncLane
+            let holding = Flag()
+            let holder = Task {
+                try await db.tx { db in
+                    try await db.update("insert into n(v) values (0)")
+                    holding.set()
+                    try await Task.sleep(for: .milliseconds(300))
+                    return true
+                }
+            }
+            #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { holding.isSet })
+            let waiting = (1...50).map { v in
+                Task { () -> Result<Int, DicRecordError> in
+                    do {
+                        try await db.tx { db in
+                            try await db.update("insert into n(v) values (?)", v)
+                            return true
+                        }
+                        return .success(v)
+                    } catch let error as DicRecordError {
+                        return .failure(error)
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            t.context.stop()
+            let holderCommitted = (try? await holder.value) != nil
+            var committed: [Int] = holderCommitted ? [0] : []
+            for task in waiting {
+                switch try await task.value {
+                case .success(let v): committed.append(v)
+                case .failure(let error):
+                    #expect(error.kind == .notStarted, "\(error)")
+                    #expect(error.configName == "main")
+                }
+            }
+            #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { lane.state == (waiting: 0, drainers: 0) })
+            try t.context.start()
+            let stored = try await db.query("select v from n order by v", as: Int.self)
+            #expect(stored == committed.sorted().map { Optional($0) })
+        }
+    }
+
     /// While another thread holds the writer, an async transaction waits for it off the line: the
     /// lane runs nothing meanwhile, and the transaction commits once the writer is let go.
     @Test(.timeLimit(.minutes(1 * sanitizerSlowdown)))
@@ -148,3 +253,9 @@ import Testing
     }
 }
 
+
+/// Suspension points: each `hop` goes to the actor and back.
+private actor Hops {
+    private(set) var count = 0
+    func hop() { count += 1 }
+}

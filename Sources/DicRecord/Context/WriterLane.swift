@@ -15,16 +15,19 @@ import Foundation
 /// process's lock, a call that waits for a sibling task of its own transaction, user code that
 /// blocks), and the job that would let it go may be queued behind it. So `LaneWatch` looks at
 /// every busy lane every `LaneWatch.period`: a lane that has started no job since the last look
-/// while jobs wait gets one more thread. A wait behind a blocked job is bounded by two periods,
-/// and no job is ever left waiting for one that waits for it: as in `BlockingPool`, a wait can
-/// slow a job down, never deadlock it.
+/// while jobs wait gets one more thread, which runs the line until another thread is free to (no
+/// job of the others has run a whole period). A line held up by a blocked job moves again within
+/// two periods, and no job is ever left waiting for one that waits for it: as in `BlockingPool`,
+/// a wait can slow a job down, never deadlock it.
 final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is guarded by `lock`
     private let lock = NSLock()
     private var jobs: [UnownedJob] = []
     private var head = 0                // jobs[..<head] have been taken
     private var drainers = 0            // threads running the line now
-    private var started: UInt64 = 0     // jobs started so far
+    private var started: UInt64 = 0     // jobs started so far; a job's number is `started` just after it started
     private var seen: UInt64 = 0        // `started` at the watch's last look
+    private var seenBefore: UInt64 = 0  // `started` at the look before: jobs numbered up to it have run a whole period
+    private var running: [UInt64] = []  // the numbers of the jobs running now (one per drainer, at most)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
@@ -44,7 +47,8 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
         lock.lock()
         while true {
             guard head < jobs.count else {
-                jobs.removeAll(keepingCapacity: true)
+                // The largest burst's room is kept only while it is small.
+                jobs.removeAll(keepingCapacity: jobs.capacity <= 64)
                 head = 0
                 drainers -= 1
                 lock.unlock()
@@ -53,6 +57,8 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
             let job = jobs[head]
             head += 1
             started &+= 1
+            let number = started
+            running.append(number)
             // A line that never empties is compacted now and then, not left to grow.
             if head >= 256, head * 2 >= jobs.count {
                 jobs.removeFirst(head)
@@ -61,9 +67,11 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
             lock.unlock()
             job.runSynchronously(on: asUnownedTaskExecutor())
             lock.lock()
-            // A thread the watch added ran the line while another's job was blocked: once a job
-            // has ended, the line goes back to one thread.
-            if drainers > 1 {
+            if let index = running.firstIndex(of: number) { running.remove(at: index) }
+            // A thread the watch added leaves once another is free to run the line: not while
+            // the jobs of the others have all run for a whole period (blocked, or long).
+            let blocked = running.count { $0 <= seenBefore }
+            if drainers - blocked > 1 {
                 drainers -= 1
                 lock.unlock()
                 return
@@ -81,6 +89,7 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
             return false
         }
         let stuck = head < jobs.count && started == seen
+        seenBefore = seen
         seen = started
         if stuck { drainers += 1 }
         lock.unlock()
@@ -88,11 +97,17 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
         return true
     }
 
-    /// Jobs waiting and threads running them, for tests.
+    /// Jobs waiting, threads running them, and jobs started so far, for tests.
     var state: (waiting: Int, drainers: Int) {
         lock.lock()
         defer { lock.unlock() }
         return (jobs.count - head, drainers)
+    }
+
+    var jobsStarted: UInt64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return started
     }
 }
 

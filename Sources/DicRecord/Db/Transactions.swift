@@ -96,24 +96,26 @@ extension Db {
         // run in the line of its pool's `WriterLane` while the writer is free at once.
         if let sqlite {
             let lane = sqlite.asyncLane
-            return try await withTaskExecutorPreference(lane) {
+            let run = try await withTaskExecutorPreference(lane) { () async throws -> LaneRun<T> in
                 try Task.checkCancellation()
-                if let connection = try sqlite.leaseWriterIfFree() {
-                    return try await outermostAsyncTransaction(context, poolID, connection, { returnWriter($0) }, on: lane, body, commit: commit)
-                }
-                // Taken: the transaction waits for it where waiting holds up no one's line.
-                return try await withTaskExecutorPreference(PoolExecutor.shared) {
-                    try Task.checkCancellation()
-                    return try await outermostAsyncTransaction(context, poolID, try leaseWriter(), returnWriter,
-                                                               on: PoolExecutor.shared, body, commit: commit)
-                }
+                guard let connection = try sqlite.leaseWriterIfFree() else { return .writerTaken }
+                return .ran(try await outermostAsyncTransaction(context, poolID, connection, { returnWriter($0) }, on: lane,
+                                                                body, commit: commit))
             }
+            if case .ran(let result) = run { return result }
+            // Taken: the transaction waits for it off the line (not back through it when it ends).
         }
         return try await withTaskExecutorPreference(PoolExecutor.shared) {
             try Task.checkCancellation()
             return try await outermostAsyncTransaction(context, poolID, try leaseWriter(), returnWriter,
                                                        on: PoolExecutor.shared, body, commit: commit)
         }
+    }
+
+    /// What an async transaction's turn in its pool's line came to.
+    private enum LaneRun<T> {
+        case ran(T)
+        case writerTaken
     }
 
     /// An outermost async transaction on `connection`, the writer just leased (given back with
