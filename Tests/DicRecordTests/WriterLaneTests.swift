@@ -220,6 +220,52 @@ import Testing
         }
     }
 
+    /// A synchronous writer keeps sending async transactions off the line to wait for the writer
+    /// while the line keeps taking it: a waiter must still get its turn within the busy timeout
+    /// (1 s here) however busy the line is.
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
+    func transactionsWaitingOffTheLineAreNotStarved() async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 1 * Double(sanitizerSlowdown)
+        try await withDatabase(options: options) { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, v integer)")
+            let stop = Flag()
+            let syncFailures = ErrorLog()
+            let syncDone = DispatchSemaphore(value: 0)
+            Thread {
+                while !stop.isSet {
+                    do {
+                        _ = try db.tx { db in
+                            try db.update("insert into n(v) values (-1)")
+                            Thread.sleep(forTimeInterval: 0.0005)   // holds the writer a little
+                            return true
+                        }
+                    } catch { syncFailures.add("\(error)") }
+                }
+                syncDone.signal()
+            }.start()
+            let end = Date(timeIntervalSinceNow: 2)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        while Date() < end {
+                            try await db.tx { db in
+                                try await db.update("insert into n(v) values (?)", task)
+                                return true
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            stop.set()
+            syncDone.wait()
+            #expect(syncFailures.items.isEmpty, "\(syncFailures.items)")
+            #expect(try await db.queryInt("select count(*) from n where v >= 0")! > 0)
+        }
+    }
+
     /// Async transactions from many tasks, some nested, all commit (or roll back) as asked,
     /// whichever thread the line runs on.
     @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))

@@ -190,13 +190,15 @@ final class ConnectionPool: @unchecked Sendable {
     }
 
     /// The writer if it is free now (an async transaction on `asyncLane`, which must not wait);
-    /// nil when another holds it.
+    /// nil when another holds it, or when threads wait for it: the line, which takes the writer
+    /// again as soon as one of its transactions lets it go, would otherwise leave a waiter to
+    /// find it taken at every wake-up until its busy timeout ran out.
     func leaseWriterIfFree() throws -> Connection? {
         let writer = try requireWriter()
         writerGate.lock()
         defer { writerGate.unlock() }
         if isClosed { throw closedError() }
-        if writerBusy { return nil }
+        if writerBusy || writerWaiters > 0 { return nil }
         writerBusy = true
         return writer
     }
