@@ -139,6 +139,7 @@ struct ConcurrencyBenchmarks {
             w.measure("floor: raw C from 8 tasks, each write awaited on a serial queue", setUp: { _ = try Self.newBank(rawPath) },
                       checksum: { try Self.checksum(rawPath, badReads: badReads.take()) }) {
                 let writer = try SerialWriter(path: rawPath)
+                defer { writer.close() }
                 try blocking {
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for plan in plans {
@@ -503,16 +504,26 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) t
 /// One connection that only a serial queue touches: `run` hands it `body` there and awaits it
 /// (`@unchecked Sendable`: the bank is used on the queue alone, one job at a time).
 final class SerialWriter: @unchecked Sendable {
-    private let bank: RawBank
+    private var bank: RawBank?
     private let queue = DispatchQueue(label: "bench.serial-writer")
 
     init(path: String) throws { bank = try RawBank(path: path) }
 
     func run(_ body: @escaping @Sendable (RawBank) throws -> Void) async throws {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            queue.async { done.resume(with: Result { try body(self.bank) }) }
+            queue.async {
+                done.resume(with: Result {
+                    guard let bank = self.bank else { throw SQLiteError(code: SQLITE_MISUSE, message: "the serial writer is closed") }
+                    try body(bank)
+                })
+            }
         }
     }
+
+    /// Closes the connection now. The last connection to a WAL file checkpoints as it closes,
+    /// holding the file: left to whichever thread lets go of the writer last, that could overlap
+    /// the checksum's read, which then fails with SQLITE_BUSY.
+    func close() { queue.sync { bank = nil } }
 }
 
 /// Runs async `body` from synchronous benchmark code and waits for its result.
