@@ -36,7 +36,7 @@ import Testing
         }
         #expect(await first.value == .success)
         await second.value
-        // The thread the watch added leaves once a job has ended; the line then empties.
+        // The thread the watch added leaves once the blocked job has ended; the line then empties.
         #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { lane.state == (waiting: 0, drainers: 0) })
     }
 
@@ -111,20 +111,56 @@ import Testing
         }
     }
 
+    /// Two hundred child tasks of one transaction all wait for a sibling's savepoint: each blocks
+    /// its thread in the line, and each says so (`WriterLane.whileBlocked`), so the line gets its
+    /// next thread at once. Left to the watch, each would wait two of its periods before the next
+    /// could even ask: over 2 s in all, past the busy timeout of 1.5 s.
+    @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
+    func manyCallsWaitingForOneSavepointAllGetTheirTurn() async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 1.5 * Double(sanitizerSlowdown)
+        try await withDatabase(options: options) { t in
+            let db = t.db
+            try await db.update("create table n(id integer primary key, who integer)")
+            try await db.tx { db in
+                let savepointOpen = Flag()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try await db.tx { db in
+                            try await db.update("insert into n(who) values (-1)")
+                            savepointOpen.set()
+                            try await Task.sleep(for: .milliseconds(20))
+                            return true
+                        }
+                    }
+                    for who in 0..<200 {
+                        group.addTask {
+                            while !savepointOpen.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                            try await db.update("insert into n(who) values (?)", who)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                return true
+            }
+            #expect(try await db.queryInt("select count(*) from n") == 201)
+            #expect(try await db.queryInt("select sum(who) from n") == 199 * 200 / 2 - 1)
+        }
+    }
+
     /// Async transactions on SQLite do run in their pool's line.
     @Test func asyncTransactionsRunInTheirPoolsLine() async throws {
         try await withDatabase { t in
             let db = t.db
             try await db.update("create table n(id integer primary key, v integer)")
             let lane = try t.context.pool().asyncLane
-            let before = lane.jobsStarted
             for i in 0..<20 {
-                try await db.tx { db in
+                let onTheLine = try await db.transaction { db in
                     try await db.update("insert into n(v) values (?)", i)
-                    return true
+                    return ThreadLeases.current.laneJob?.lane === lane
                 }
+                #expect(onTheLine)
             }
-            #expect(lane.jobsStarted >= before + 20)
             #expect(try await db.queryInt("select count(*) from n") == 20)
         }
     }
@@ -213,7 +249,7 @@ import Testing
             // It has come and gone from the line (to wait elsewhere): the lane is empty and idle.
             try await Task.sleep(for: .milliseconds(100))
             #expect(!committed.isSet)
-            #expect(lane.state == (waiting: 0, drainers: 0))
+            #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { lane.state == (waiting: 0, drainers: 0) })
             release.set()
             try await waiting.value
             #expect(try await db.query("select v from n order by id", as: Int.self) == [1, 2])

@@ -44,7 +44,7 @@ final class TransactionLease: @unchecked Sendable {
         condition.lock()
         let deadline = Date(timeIntervalSinceNow: busyTimeout)
         while !ended && (inUse || !admits(chain)) {
-            if !condition.wait(until: deadline) && !ended && (inUse || !admits(chain)) {
+            if !WriterLane.whileBlocked({ condition.wait(until: deadline) }) && !ended && (inUse || !admits(chain)) {
                 let nested = !openNested.isEmpty && !admits(chain)
                 condition.unlock()
                 throw DicRecordError(.busy,
@@ -103,7 +103,7 @@ final class TransactionLease: @unchecked Sendable {
         condition.lock()
         ended = true
         condition.broadcast()
-        while inUse { condition.wait() }
+        while inUse { WriterLane.whileBlocked { condition.wait() } }
         condition.unlock()
     }
 

@@ -259,7 +259,7 @@ final class ConnectionPool: @unchecked Sendable {
         while writerBusy || isClosed {
             if isClosed { throw closedError() }
             writerWaiters += 1
-            let signalled = writerGate.wait(until: deadline)
+            let signalled = WriterLane.whileBlocked { writerGate.wait(until: deadline) }
             writerWaiters -= 1
             writerWakePending = false   // (also when the wait ran out: it may have taken the signal)
             if !signalled && writerBusy {
@@ -324,7 +324,7 @@ final class ConnectionPool: @unchecked Sendable {
                 }
             }
             if !wait { return nil }
-            if !readerGate.wait(until: deadline) && idleReaders.isEmpty {
+            if !WriterLane.whileBlocked({ readerGate.wait(until: deadline) }) && idleReaders.isEmpty {
                 throw DicRecordError(.busy, "all \(maxReaders) readers of config '\(configName)' stayed busy for \(busyTimeout) s",
                                      configName: configName)
             }

@@ -21,6 +21,9 @@ final class ThreadLeases {
     @exclusivity(unchecked) var snapshotReaders: Set<ObjectIdentifier> = []
     /// The pools this thread is opening a connection for (running the onOpen hook).
     @exclusivity(unchecked) var opening: Set<ObjectIdentifier> = []
+    /// While this thread runs a job of a `WriterLane`: the lane and the job's number (see
+    /// `WriterLane.whileBlocked`).
+    @exclusivity(unchecked) var laneJob: (lane: WriterLane, number: UInt64)?
 
     /// The writer this thread holds of pool `id`, if any. A thread holds none or one writer
     /// nearly always: those cases are answered without hashing (a save asks on every call).

@@ -28,13 +28,15 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
     private var seen: UInt64 = 0        // `started` at the watch's last look
     private var seenBefore: UInt64 = 0  // `started` at the look before: jobs numbered up to it have run a whole period
     private var running: [UInt64] = []  // the numbers of the jobs running now (one per drainer, at most)
+    private var blocked: [UInt64] = []  // the numbers of the running jobs that said they wait (`whileBlocked`)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         lock.lock()
         jobs.append(job)
-        let starts = drainers == 0
-        if starts { drainers = 1 }
+        // No thread free to run the line: none, or each on a job that said it waits.
+        let starts = drainers == blocked.count
+        if starts { drainers += 1 }
         lock.unlock()
         if starts {
             BlockingPool.shared.run { self.drain() }
@@ -42,8 +44,42 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
         }
     }
 
+    /// Runs `wait`, a wait that may block this thread (for a connection, for a sibling task's
+    /// savepoint). On a thread running a lane's job, the line first gets another thread if none
+    /// other is free to run it: the job this one waits for may be queued behind it, and the
+    /// watch would take two periods per blocked job to find that out (many child tasks of one
+    /// transaction, all waiting for one savepoint, would each pay them).
+    static func whileBlocked<T, E: Error>(_ wait: () throws(E) -> T) throws(E) -> T {
+        guard let (lane, number) = ThreadLeases.current.laneJob else { return try wait() }
+        lane.willBlock(number)
+        defer { lane.didUnblock(number) }
+        return try wait()
+    }
+
+    private func willBlock(_ number: UInt64) {
+        lock.lock()
+        blocked.append(number)
+        let adds = head < jobs.count && drainers - heldUp() == 0
+        if adds { drainers += 1 }
+        lock.unlock()
+        if adds { BlockingPool.shared.run { self.drain() } }
+    }
+
+    private func didUnblock(_ number: UInt64) {
+        lock.lock()
+        if let index = blocked.firstIndex(of: number) { blocked.remove(at: index) }
+        lock.unlock()
+    }
+
+    /// The running jobs that hold up their threads: they said they wait, or have run a whole
+    /// period (blocked, or long). Under `lock`.
+    private func heldUp() -> Int {
+        running.count { $0 <= seenBefore || blocked.contains($0) }
+    }
+
     /// Runs the jobs in line until there are none.
     private func drain() {
+        let leases = ThreadLeases.current
         lock.lock()
         while true {
             guard head < jobs.count else {
@@ -65,13 +101,14 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
                 head = 0
             }
             lock.unlock()
+            leases.laneJob = (self, number)
             job.runSynchronously(on: asUnownedTaskExecutor())
+            leases.laneJob = nil
             lock.lock()
             if let index = running.firstIndex(of: number) { running.remove(at: index) }
-            // A thread the watch added leaves once another is free to run the line: not while
-            // the jobs of the others have all run for a whole period (blocked, or long).
-            let blocked = running.count { $0 <= seenBefore }
-            if drainers - blocked > 1 {
+            // A thread added to the line leaves once another is free to run it: not while the
+            // jobs of the others all hold up their threads.
+            if drainers - heldUp() > 1 {
                 drainers -= 1
                 lock.unlock()
                 return
@@ -97,18 +134,13 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
         return true
     }
 
-    /// Jobs waiting, threads running them, and jobs started so far, for tests.
+    /// Jobs waiting and threads running them, for tests.
     var state: (waiting: Int, drainers: Int) {
         lock.lock()
         defer { lock.unlock() }
         return (jobs.count - head, drainers)
     }
 
-    var jobsStarted: UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return started
-    }
 }
 
 /// One thread that looks at busy `WriterLane`s every `period` (see there). A lane stays watched
