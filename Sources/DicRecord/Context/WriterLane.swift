@@ -28,14 +28,14 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
     private var seen: UInt64 = 0        // `started` at the watch's last look
     private var seenBefore: UInt64 = 0  // `started` at the look before: jobs numbered up to it have run a whole period
     private var running: [UInt64] = []  // the numbers of the jobs running now (one per drainer, at most)
-    private var blocked: [UInt64] = []  // the numbers of the running jobs that said they wait (`whileBlocked`)
+    private var blocked: [UInt64: Int] = [:]  // running jobs that said they wait (`whileBlocked`): how many waits deep
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         lock.lock()
         jobs.append(job)
         // No thread free to run the line: none, or each on a job that said it waits.
-        let starts = drainers == blocked.count
+        let starts = drainers <= blocked.count
         if starts { drainers += 1 }
         lock.unlock()
         if starts {
@@ -58,7 +58,7 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
 
     private func willBlock(_ number: UInt64) {
         lock.lock()
-        blocked.append(number)
+        blocked[number, default: 0] += 1
         let adds = head < jobs.count && drainers - heldUp() == 0
         if adds { drainers += 1 }
         lock.unlock()
@@ -67,14 +67,14 @@ final class WriterLane: TaskExecutor, @unchecked Sendable {   // every field is 
 
     private func didUnblock(_ number: UInt64) {
         lock.lock()
-        if let index = blocked.firstIndex(of: number) { blocked.remove(at: index) }
+        if let depth = blocked[number] { blocked[number] = depth > 1 ? depth - 1 : nil }
         lock.unlock()
     }
 
     /// The running jobs that hold up their threads: they said they wait, or have run a whole
     /// period (blocked, or long). Under `lock`.
     private func heldUp() -> Int {
-        running.count { $0 <= seenBefore || blocked.contains($0) }
+        running.count { $0 <= seenBefore || blocked[$0] != nil }
     }
 
     /// Runs the jobs in line until there are none.
