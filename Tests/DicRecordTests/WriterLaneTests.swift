@@ -40,43 +40,47 @@ import Testing
         #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { lane.state == (waiting: 0, drainers: 0) })
     }
 
-    /// A child task's call that waits for its sibling's savepoint to end blocks its thread; the
-    /// sibling's next step is queued behind it in the line. The busy timeout is a minute: if the
-    /// line were left waiting, the transaction would fail with `.busy` after it, or the watchdog
-    /// would fire first.
+    /// In one transaction, a child task opens a savepoint, writes, then runs `whileOpen` (which
+    /// suspends, so the rest of the savepoint is queued in the line); its sibling writes once the
+    /// savepoint is open, and so waits (blocking its thread) until it has ended. Both rows land.
+    private static func savepointBesideAWaitingSibling(_ db: Db, whileOpen: @escaping @Sendable () async throws -> Void) async throws {
+        try await db.update("create table n(id integer primary key, who text)")
+        try await db.tx { db in
+            let savepointOpen = Flag()
+            async let first: Void = {
+                try await db.tx { db in
+                    try await db.update("insert into n(who) values ('savepoint')")
+                    savepointOpen.set()
+                    try await whileOpen()
+                    return true
+                }
+            }()
+            async let second: Void = {
+                while !savepointOpen.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                try await db.update("insert into n(who) values ('sibling')")
+            }()
+            _ = try await (first, second)
+            return true
+        }
+        #expect(try await db.query("select who from n order by id", as: String.self) == ["savepoint", "sibling"])
+    }
+
+    /// The sibling's call blocks its thread, and the savepoint's next step is queued behind it in
+    /// the line. The busy timeout is a minute: if the line were left waiting, the transaction would
+    /// fail with `.busy` after it, or the watchdog would fire first.
     @Test(.timeLimit(.minutes(2 * sanitizerSlowdown)))
     func aCallWaitingForASiblingsSavepointDoesNotStallTheLine() async throws {
         var options = DbContext.Options()
         options.busyTimeout = 60
         try await withDatabase(options: options) { t in
             let db = t.db
-            try await db.update("create table n(id integer primary key, who text)")
             try await withWatchdog(seconds: 30 * Double(sanitizerSlowdown)) {
-                try await db.tx { db in
-                    let savepointOpen = Flag()
-                    async let first: Void = {
-                        try await db.tx { db in
-                            try await db.update("insert into n(who) values ('savepoint')")
-                            savepointOpen.set()
-                            // Suspends with the savepoint open: the rest is queued in the line.
-                            try await Task.sleep(for: .milliseconds(50))
-                            return true
-                        }
-                    }()
-                    async let second: Void = {
-                        while !savepointOpen.isSet { try await Task.sleep(for: .milliseconds(1)) }
-                        // Waits (blocking its thread) until the savepoint above has ended.
-                        try await db.update("insert into n(who) values ('sibling')")
-                    }()
-                    _ = try await (first, second)
-                    return true
-                }
+                try await Self.savepointBesideAWaitingSibling(db) { try await Task.sleep(for: .milliseconds(50)) }
             }
-            #expect(try await db.query("select who from n order by id", as: String.self) == ["savepoint", "sibling"])
         }
     }
 
-    /// The same, with the savepoint's task suspending many times while its sibling stays blocked:
+    /// The same, with the savepoint's task suspending 300 times while its sibling stays blocked:
     /// each of its steps is queued behind the blocked call, so the line must keep a free thread
     /// for as long as the call blocks, not give it up after one job (which made each step wait two
     /// of the watch's periods: 300 steps took over 5 s, past the busy timeout of 3 s).
@@ -85,29 +89,12 @@ import Testing
         var options = DbContext.Options()
         options.busyTimeout = 3 * Double(sanitizerSlowdown)
         try await withDatabase(options: options) { t in
-            let db = t.db
-            try await db.update("create table n(id integer primary key, who text)")
             let hops = Hops()
-            try await db.tx { db in
-                let savepointOpen = Flag()
-                async let first: Void = {
-                    try await db.tx { db in
-                        try await db.update("insert into n(who) values ('savepoint')")
-                        savepointOpen.set()
-                        try await Task.sleep(for: .milliseconds(20))
-                        for _ in 0..<300 { await hops.hop() }
-                        return true
-                    }
-                }()
-                async let second: Void = {
-                    while !savepointOpen.isSet { try await Task.sleep(for: .milliseconds(1)) }
-                    try await db.update("insert into n(who) values ('sibling')")
-                }()
-                _ = try await (first, second)
-                return true
+            try await Self.savepointBesideAWaitingSibling(t.db) {
+                try await Task.sleep(for: .milliseconds(20))
+                for _ in 0..<300 { await hops.hop() }
             }
             #expect(await hops.count == 300)
-            #expect(try await db.query("select who from n order by id", as: String.self) == ["savepoint", "sibling"])
         }
     }
 

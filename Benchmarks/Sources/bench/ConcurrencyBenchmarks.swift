@@ -110,23 +110,13 @@ struct ConcurrencyBenchmarks {
                         case .transfer(let from, let to, let amount):
                             writeLock.lock()
                             defer { writeLock.unlock() }
-                            try raw.exec("BEGIN IMMEDIATE")
-                            try raw.move(amount, from: from, to: to)
-                            try raw.exec("COMMIT")
+                            try raw.transfer(amount, from: from, to: to)
                         case .readTotal:
                             if try raw.total() != expectedTotal { badReads.add() }
                         case .nested(let from, let to, let amount):
                             writeLock.lock()
                             defer { writeLock.unlock() }
-                            try raw.exec("BEGIN IMMEDIATE")
-                            try raw.exec("SAVEPOINT a")
-                            try raw.move(amount, from: from, to: to)
-                            try raw.exec("RELEASE a")
-                            try raw.exec("SAVEPOINT b")
-                            try raw.move(1_000_000, from: from, to: to)
-                            try raw.exec("ROLLBACK TO b")
-                            try raw.exec("RELEASE b")
-                            try raw.exec("COMMIT")
+                            try raw.nestedTransfer(amount, from: from, to: to)
                         }
                     }
                 }
@@ -148,25 +138,11 @@ struct ConcurrencyBenchmarks {
                                 for operation in plan {
                                     switch operation {
                                     case .transfer(let from, let to, let amount):
-                                        try await writer.run { raw in
-                                            try raw.exec("BEGIN IMMEDIATE")
-                                            try raw.move(amount, from: from, to: to)
-                                            try raw.exec("COMMIT")
-                                        }
+                                        try await writer.run { raw in try raw.transfer(amount, from: from, to: to) }
                                     case .readTotal:
                                         if try reader.total() != expectedTotal { badReads.add() }
                                     case .nested(let from, let to, let amount):
-                                        try await writer.run { raw in
-                                            try raw.exec("BEGIN IMMEDIATE")
-                                            try raw.exec("SAVEPOINT a")
-                                            try raw.move(amount, from: from, to: to)
-                                            try raw.exec("RELEASE a")
-                                            try raw.exec("SAVEPOINT b")
-                                            try raw.move(1_000_000, from: from, to: to)
-                                            try raw.exec("ROLLBACK TO b")
-                                            try raw.exec("RELEASE b")
-                                            try raw.exec("COMMIT")
-                                        }
+                                        try await writer.run { raw in try raw.nestedTransfer(amount, from: from, to: to) }
                                     }
                                 }
                             }
@@ -421,6 +397,26 @@ final class RawBank {
     }
 
     func exec(_ sql: String) throws { try db.execute(sql) }
+
+    /// A transfer: one transaction of two UPDATEs.
+    func transfer(_ amount: Int, from: Int, to: Int) throws {
+        try exec("BEGIN IMMEDIATE")
+        try move(amount, from: from, to: to)
+        try exec("COMMIT")
+    }
+
+    /// A transaction with a committed savepoint (the transfer) and a rolled-back one.
+    func nestedTransfer(_ amount: Int, from: Int, to: Int) throws {
+        try exec("BEGIN IMMEDIATE")
+        try exec("SAVEPOINT a")
+        try move(amount, from: from, to: to)
+        try exec("RELEASE a")
+        try exec("SAVEPOINT b")
+        try move(1_000_000, from: from, to: to)
+        try exec("ROLLBACK TO b")
+        try exec("RELEASE b")
+        try exec("COMMIT")
+    }
 
     func move(_ amount: Int, from: Int, to: Int) throws {
         for (statement, id) in [(debit, from), (credit, to)] {
