@@ -165,13 +165,22 @@ public struct Db: Sendable {
 
     /// `findRecords` without the records: the rows in compact blocks and the layout they share
     /// (what a dao makes its models of).
-    func findRows(_ sql: String, _ arguments: Arguments) throws -> FetchedRows {
+    /// With a `sink` that takes the result's layout (SQLite), each row goes to the sink as it is
+    /// stepped, before anything holds it, and the rows returned are none.
+    func findRows(_ sql: String, _ arguments: Arguments, streamingTo sink: (any RowSink)? = nil) throws -> FetchedRows {
         do {
             return try querying(sql) { connection in
                 try connection.withStatement(sql, arguments) { statement in
                     guard try connection.step(statement, arguments) else { return FetchedRows(layout: nil, rows: []) }
                     let layout = statement.rowLayout(connection)
                     let cancellation = ThreadLeases.current.cancellation
+                    if let sink, sink.start(layout) {
+                        repeat {
+                            try cancellation?.check()
+                            try sink.take(SteppedRow(statement: statement))
+                        } while try connection.step(statement, arguments)
+                        return FetchedRows(layout: layout, rows: [])
+                    }
                     let rows = try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) { $0 }
                     return FetchedRows(layout: layout, rows: rows)
                 }

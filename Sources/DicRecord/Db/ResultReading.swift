@@ -110,6 +110,40 @@ extension Statement {
     }
 }
 
+/// Takes the rows of a result one at a time as they are stepped (`Db.findRows(_:_:streamingTo:)`),
+/// reading what it needs of each in place: how a dao fills its models' wrappers with no block.
+protocol RowSink: AnyObject {
+    /// The result's layout, before the first row; false: the rows go into blocks as `find`'s do.
+    func start(_ layout: RowLayout) -> Bool
+    /// The current row, valid only during the call.
+    func take(_ row: SteppedRow) throws
+}
+
+/// The current row of a statement being stepped, read in place.
+struct SteppedRow {
+    private let statement: Statement
+
+    init(statement: Statement) {
+        self.statement = statement
+    }
+
+    /// The storage class of the value at `position` and, for INTEGER and REAL, its bits (an
+    /// integer's, or a Double's bit pattern). TEXT and BLOB are `.object`, and are not read.
+    @inline(__always)
+    func number(at position: Int) -> (tag: RowTag, bits: UInt64) {
+        let read = statement.compactValue(at: Int32(position))
+        switch read.kind {
+        case .integer: return (.integer, read.bits)
+        case .real: return (.real, read.bits)
+        case .null: return (.null, 0)
+        case .object: return (.object, 0)
+        }
+    }
+
+    /// Every value of the row, as `findFirst` reads them.
+    func values() -> RowValues { statement.rowValues() }
+}
+
 /// Rows of another engine's result in compact blocks, as `Statement.rows` makes them for
 /// SQLite: the engine hands over one row of values at a time (which this does not keep), and
 /// the rows of a block share one `RowStorage`.

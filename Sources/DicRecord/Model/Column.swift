@@ -66,6 +66,8 @@ public struct Column<Value>: ModelField {
         // never made. (Handing the key path to a call, even on a slow path, would make it on
         // every access: a runtime call, a retain and a release.)
         @inline(__always) get {
+            // A fetched model whose wrappers hold its values (`Model.valuesInWrappers`).
+            if model.valuesInWrappers { return model[keyPath: storageKeyPath].initialValue }
             let offset = withUnsafeMutablePointer(to: &model[keyPath: storageKeyPath]) { Model.columnOffset($0, in: model) }
             // Copied out here: a closure reading it would carry the key path into the call.
             let initialValue = model[keyPath: storageKeyPath].initialValue
@@ -142,11 +144,14 @@ final class ColumnInfo: Sendable {
     /// The property's type takes no bytes (an empty struct, a one-case enum): its wrapper has no
     /// place of its own in the object, where a column is found (refused by the schema).
     let isEmptyType: Bool
+    /// How a fetch may store this column's value in the model's own wrapper (`WrapperKind`),
+    /// with the initial value the wrapper gets back when the model stops reading from it.
+    let wrapper: WrapperSlot?
 
     init(name: String, slot: Int, valueType: Any.Type, wrappedType: Any.Type, isOptional: Bool,
          defaultValue: DatabaseValue?, json: JSONCodec?, coerce: @escaping @Sendable (DatabaseValue, Converters) throws -> (DatabaseValue, Any)?,
          fastKind: BuiltInRules.Reads, decodes: @escaping @Sendable (DatabaseValue, Converters) throws -> Void,
-         isEmptyType: Bool) {
+         isEmptyType: Bool, wrapper: WrapperSlot?) {
         self.name = name
         self.slot = slot
         self.valueType = valueType
@@ -159,12 +164,13 @@ final class ColumnInfo: Sendable {
         self.fastKind = fastKind
         self.decodes = decodes
         self.isEmptyType = isEmptyType
+        self.wrapper = wrapper
     }
 
     func with(slot: Int) -> ColumnInfo {
         ColumnInfo(name: name, slot: slot, valueType: valueType, wrappedType: wrappedType, isOptional: isOptional,
                    defaultValue: defaultValue, json: json, coerce: coerce, fastKind: fastKind, decodes: decodes,
-                   isEmptyType: isEmptyType)
+                   isEmptyType: isEmptyType, wrapper: wrapper)
     }
 
     /// Throws when `stored`, non-NULL, does not convert to the property's type (a load refuses
@@ -226,7 +232,8 @@ final class ColumnInfo: Sendable {
         return ColumnInfo(name: name, slot: 0, valueType: Value.self, wrappedType: wrapped, isOptional: optional != nil,
                           defaultValue: defaultValue, json: json, coerce: coerce,
                           fastKind: json == nil ? BuiltInRules.reads(wrapped) : .none, decodes: decodes,
-                          isEmptyType: MemoryLayout<Value>.size == 0)
+                          isEmptyType: MemoryLayout<Value>.size == 0,
+                          wrapper: json == nil ? WrapperSlot(initialValue) : nil)
     }
 }
 
@@ -263,3 +270,107 @@ private struct JSONCoder<C: Codable>: JSONCoding {
     func decode(_ raw: DatabaseValue) throws -> Any { try converter.decode(raw) }
 }
 
+
+/// The types whose `@Column` wrapper a fetch can fill with the row's value, so that a read of
+/// the property is a load from the model itself: those a stored value converts to exactly, by
+/// its storage class (INTEGER for the integers, REAL for Double), and back (the model's record,
+/// when it needs one, is made from its wrappers).
+enum WrapperKind: UInt8, Sendable {
+    case int, optionalInt, int64, optionalInt64, double, optionalDouble
+
+    var isOptional: Bool { self == .optionalInt || self == .optionalInt64 || self == .optionalDouble }
+}
+
+/// One column's wrapper kind and initial value (as the schema's prototype model held it).
+struct WrapperSlot: Sendable {
+    let kind: WrapperKind
+    /// The initial value's bits (an integer's, or a Double's bit pattern), and whether it is nil.
+    let initialBits: UInt64
+    let initialIsNil: Bool
+
+    init?<Value>(_ initialValue: Value) {
+        let found: (WrapperKind, UInt64, Bool)?
+        if let value = initialValue as? Int, Value.self == Int.self {
+            found = (.int, UInt64(bitPattern: Int64(value)), false)
+        } else if let value = initialValue as? Int64, Value.self == Int64.self {
+            found = (.int64, UInt64(bitPattern: value), false)
+        } else if let value = initialValue as? Double, Value.self == Double.self {
+            found = (.double, value.bitPattern, false)
+        } else if let value = initialValue as? Int?, Value.self == Int?.self {
+            found = (.optionalInt, UInt64(bitPattern: Int64(value ?? 0)), value == nil)
+        } else if let value = initialValue as? Int64?, Value.self == Int64?.self {
+            found = (.optionalInt64, UInt64(bitPattern: value ?? 0), value == nil)
+        } else if let value = initialValue as? Double?, Value.self == Double?.self {
+            found = (.optionalDouble, (value ?? 0).bitPattern, value == nil)
+        } else {
+            found = nil
+        }
+        guard let found else { return nil }
+        (kind, initialBits, initialIsNil) = found
+    }
+
+    /// Whether a stored value of `tag` goes into the wrapper and comes back out as it was. NULL
+    /// does for an optional (nil); a non-optional property reads its initial value for NULL,
+    /// which the record made from the wrapper would then hold instead of NULL.
+    @inline(__always)
+    func takes(_ tag: RowTag) -> Bool {
+        switch tag {
+        case .null: kind.isOptional
+        case .integer: kind == .int || kind == .optionalInt || kind == .int64 || kind == .optionalInt64
+        case .real: kind == .double || kind == .optionalDouble
+        case .object: false
+        }
+    }
+
+    // Unsafe, fenced: `wrapper` is where this column's `@Column` property lies in a model (the
+    // schema matched the offset with the property, whose declared type `kind` was made from),
+    // so the memory there is a `Column` of exactly that type. `ModelWrapperTests` reads every
+    // kind back through its property and through the record made from the wrappers.
+
+    /// Stores the value of `tag` and `bits` (a tag this slot `takes`) in the wrapper at `wrapper`.
+    @inline(__always)
+    func store(_ tag: RowTag, bits: UInt64, in wrapper: UnsafeMutableRawPointer) {
+        if tag == .null {
+            switch kind {
+            case .optionalInt: wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee = Column(wrappedValue: nil)
+            case .optionalInt64: wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee = Column(wrappedValue: nil)
+            case .optionalDouble: wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee = Column(wrappedValue: nil)
+            // Not taken (`takes`).
+            case .int, .int64, .double: preconditionFailure("NULL stored in the wrapper of a non-optional column")
+            }
+            return
+        }
+        switch kind {
+        case .int: wrapper.assumingMemoryBound(to: Column<Int>.self).pointee = Column(wrappedValue: Int(Int64(bitPattern: bits)))
+        case .optionalInt: wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee = Column(wrappedValue: Int(Int64(bitPattern: bits)))
+        case .int64: wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee = Column(wrappedValue: Int64(bitPattern: bits))
+        case .optionalInt64: wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee = Column(wrappedValue: Int64(bitPattern: bits))
+        case .double: wrapper.assumingMemoryBound(to: Column<Double>.self).pointee = Column(wrappedValue: Double(bitPattern: bits))
+        case .optionalDouble: wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee = Column(wrappedValue: Double(bitPattern: bits))
+        }
+    }
+
+    /// The stored value the wrapper at `wrapper` holds (what `store` put there).
+    func value(in wrapper: UnsafeRawPointer) -> DatabaseValue {
+        switch kind {
+        case .int: .integer(Int64(wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue))
+        case .optionalInt: wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee.initialValue.map { .integer(Int64($0)) } ?? .null
+        case .int64: .integer(wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee.initialValue)
+        case .optionalInt64: wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue.map { .integer($0) } ?? .null
+        case .double: .real(wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue)
+        case .optionalDouble: wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue.map { .real($0) } ?? .null
+        }
+    }
+
+    /// Gives the wrapper at `wrapper` its initial value back.
+    func restore(in wrapper: UnsafeMutableRawPointer) {
+        switch kind {
+        case .int: wrapper.assumingMemoryBound(to: Column<Int>.self).pointee = Column(wrappedValue: Int(Int64(bitPattern: initialBits)))
+        case .optionalInt: wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee = Column(wrappedValue: initialIsNil ? nil : Int(Int64(bitPattern: initialBits)))
+        case .int64: wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee = Column(wrappedValue: Int64(bitPattern: initialBits))
+        case .optionalInt64: wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee = Column(wrappedValue: initialIsNil ? nil : Int64(bitPattern: initialBits))
+        case .double: wrapper.assumingMemoryBound(to: Column<Double>.self).pointee = Column(wrappedValue: Double(bitPattern: initialBits))
+        case .optionalDouble: wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee = Column(wrappedValue: initialIsNil ? nil : Double(bitPattern: initialBits))
+        }
+    }
+}

@@ -293,7 +293,10 @@ public struct Dao<M: Model>: Sendable {
 
     func findModels(_ sql: String, _ arguments: Arguments) throws -> [M] {
         let (db, schema) = try target()
-        return try models(try db.findRows(sql, arguments), schema: schema)
+        let stream = ModelStream<M>(schema: schema)
+        let fetched = try db.findRows(sql, arguments, streamingTo: stream)
+        if stream.started { return stream.finish(configName: configName) }
+        return try models(fetched, schema: schema)
     }
 
     func findFirstModel(_ sql: String, _ arguments: Arguments) throws -> M? {
@@ -357,5 +360,52 @@ public struct Dao<M: Model>: Sendable {
 
     func whereClause(_ condition: String) -> String {
         condition.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : " WHERE \(condition)"
+    }
+}
+
+/// Makes a dao's models as the rows of its fetch are stepped, each holding its values in its
+/// wrappers (`LayoutMap.fill`): no block of rows is made or kept. It takes a result whose rows
+/// hold the declared columns and the implicit key only, all of types a wrapper holds exactly,
+/// while the built-in conversions apply; any other result is read into blocks as before.
+final class ModelStream<M: Model>: RowSink {
+    private let schema: ModelSchema
+    private var map: LayoutMap?
+    /// Concrete elements: an array of the generic `M` would append through unspecialized code.
+    private var made = ContiguousArray<Model>()
+    private(set) var started = false
+
+    init(schema: ModelSchema) {
+        self.schema = schema
+    }
+
+    func start(_ layout: RowLayout) -> Bool {
+        let map = schema.positions(in: layout)
+        guard map.wrapperLoads != nil, map.fastPathAllowed else { return false }
+        self.map = map
+        started = true
+        return true
+    }
+
+    func take(_ row: SteppedRow) throws {
+        // Set by `start`, which the fetch calls first.
+        guard let map else { preconditionFailure("a row before the layout") }
+        made.append(try ModelFactory.make(M.self, row: row, map: map))
+    }
+
+    /// The models, bound to `configName`, each told `didLoad()` once all were read (as a fetch
+    /// into blocks tells them after its load check).
+    func finish(configName: String?) -> [M] {
+        let made = self.made
+        self.made = []
+        return [M](unsafeUninitializedCapacity: made.count) { buffer, count in
+            for model in made {
+                // Made by `M()` in `take`.
+                let typed = unsafeDowncast(model, to: M.self)
+                if let configName { typed.boundConfig = configName }
+                typed.didLoad()
+                buffer.initializeElement(at: count, to: typed)
+                count += 1
+            }
+        }
     }
 }

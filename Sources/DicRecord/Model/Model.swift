@@ -45,6 +45,13 @@ open class Model: CustomStringConvertible {
     /// Set when values arrived untyped (subscript, JSON, a record): they are checked against the
     /// declared types before the next save or update.
     final var needsValidation = false
+    /// Set by a fetch that stored every declared column's value in its `@Column` wrapper
+    /// (`LayoutMap.fill`): a property read is then a load from the model. Cleared, with
+    /// the wrappers' initial values given back, as soon as the model makes its record (a write,
+    /// or anything that asks for the record), which is read from then on.
+    @usableFromInline @exclusivity(unchecked) final var valuesInWrappers = false
+    /// The implicit `id` of a model whose values are in its wrappers (when its map has the key).
+    final var wrapperKey: Int64 = 0
 
     /// A new, empty model, not yet in the database (`id` is nil until it is saved). A dao runs
     /// it too, on an empty model, before giving the model its row: look at loaded values in
@@ -59,16 +66,30 @@ open class Model: CustomStringConvertible {
     @usableFromInline final var storage: Record {
         get { recordIfMade ?? makeRecord() }
         set {
+            if valuesInWrappers { leaveWrappers() }
             recordIfMade = newValue
             fetchedRow = nil
         }
+    }
+
+    /// The model stops reading its values from its wrappers (see `valuesInWrappers`).
+    @usableFromInline @inline(never)
+    final func leaveWrappers() {
+        valuesInWrappers = false
+        layoutMap?.restoreWrappers(of: self)
     }
 
     /// The record over the fetched row (sharing its values), or a new model's empty one.
     @usableFromInline @inline(never)
     final func makeRecord() -> Record {
         let made: Record
-        if let row = fetchedRow {
+        if valuesInWrappers {
+            // Guaranteed by the library: the fetch that filled the wrappers set the map, and a
+            // save clears it only after the record is made.
+            guard let map = layoutMap else { preconditionFailure("a model reading its wrappers has no layout map") }
+            made = Record(layout: map.layout, values: map.row(ofWrappers: self, key: wrapperKey))
+            leaveWrappers()
+        } else if let row = fetchedRow {
             // Guaranteed by the library: the dao sets the row and its map together, and only
             // clears the map after the record is made (a save).
             guard let map = layoutMap else { preconditionFailure("a fetched model's row has no layout map") }
@@ -205,6 +226,7 @@ open class Model: CustomStringConvertible {
     public final var id: Int? {
         get {
             // A fetched model reads its key in place (listing ids makes no records).
+            if valuesInWrappers, let map = layoutMap, map.keyPosition >= 0 { return Int(wrapperKey) }
             if let row = fetchedRow, let map = layoutMap, map.fastPathAllowed, let position = map.layout.position(of: "id"),
                case .value(let id) = Record.fastDecode(value: row[position], as: Int.self) {
                 return id
@@ -597,6 +619,23 @@ enum ModelFactory {
         if model.recordIfMade != nil { model.recordIfMade = nil }
         model.fetchedRow = consume row
         model.layoutMap = map
+        return model
+    }
+
+    /// A model holding the current row of a fetch being stepped in its wrappers
+    /// (`LayoutMap.fill`), or, when they cannot hold it, reading its row as above. Throws when
+    /// that row holds a value a declared column refuses (`ModelSchema.checkStoredValues`).
+    static func make<M: Model>(_ type: M.Type, row: SteppedRow, map: LayoutMap) throws -> M {
+        let model = M()
+        if model.recordIfMade != nil { model.recordIfMade = nil }
+        model.layoutMap = map
+        if map.fill(model, key: &model.wrapperKey, from: row) {
+            model.valuesInWrappers = true
+        } else {
+            let values = row.values()
+            try map.schema.checkStoredValues(of: Record(layout: map.layout, values: values), map: map)
+            model.fetchedRow = values
+        }
         return model
     }
 }

@@ -140,13 +140,15 @@ final class ModelSchema: Sendable {
     /// any lock, so that an init may itself use models).
     static func of(_ type: Model.Type) -> ModelSchema {
         if let found = existing(type) { return found }
-        let built = ModelSchema(type)
+        let prototype = type.init()
+        let built = ModelSchema(type, prototype: prototype)
         let key = ObjectIdentifier(type)
         let found = cache.withLock { cache in
             if let raced = cache[key] { return raced }
             cache[key] = built
             return built
         }
+        if found === built, built.wrappersMayHoldRows { built.learnOffsets(on: prototype) }
         lastAsked.store(Unmanaged.passUnretained(found), ordering: .releasing)
         return found
     }
@@ -167,7 +169,7 @@ final class ModelSchema: Sendable {
         return cached
     }
 
-    private init(_ type: Model.Type) {
+    private init(_ type: Model.Type, prototype: Model) {
         modelType = ObjectIdentifier(type)
         typeName = String(reflecting: type)
         tableName = type.tableName
@@ -183,7 +185,7 @@ final class ModelSchema: Sendable {
         var problems: [String] = []
         var columns: [ColumnInfo] = []
         var references: [ReferenceInfo] = []
-        for field in FieldResolver.fields(of: type.init()) {
+        for field in FieldResolver.fields(of: prototype) {
             switch field.description {
             case .column(let info): columns.append(info)
             case .reference(let info):
@@ -393,8 +395,55 @@ final class ModelSchema: Sendable {
 
     /// For each declared column (by slot), its position in `layout`, or -1.
     func positions(in layout: RowLayout) -> LayoutMap {
-        LayoutMap(layout: layout, schema: self, positions: columns.map { layout.position(of: $0.name) ?? -1 })
+        let positions = columns.map { layout.position(of: $0.name) ?? -1 }
+        return LayoutMap(layout: layout, schema: self, positions: positions, wrapperLoads: wrapperLoads(positions))
     }
+
+    /// Where a fetch puts each declared column's value into the model's wrapper, for rows laid
+    /// out with `positions`: nil unless every declared column is of a `WrapperKind` and its
+    /// wrapper's place is known (a model with a reference or a JSON column reads its row).
+    private func wrapperLoads(_ positions: [Int]) -> ContiguousArray<WrapperLoad>? {
+        guard wrappersMayHoldRows else { return nil }
+        var offsets = [Int](repeating: -1, count: columns.count)
+        for pair in offsetSlots.load(ordering: .acquiring).takeUnretainedValue().pairs where pair.slot >= 0 && pair.slot < columns.count {
+            offsets[pair.slot] = Int(bitPattern: pair.key)
+        }
+        var loads = ContiguousArray<WrapperLoad>()
+        for (slot, column) in columns.enumerated() {
+            guard let wrapper = column.wrapper, offsets[slot] > 0 else { return nil }
+            // A column the row lacks keeps its initial value, as a read of it gives.
+            if positions[slot] >= 0 { loads.append(WrapperLoad(position: positions[slot], offset: offsets[slot], slot: wrapper)) }
+        }
+        return loads
+    }
+
+    /// Whether a fetch may fill this class's wrappers (`wrapperLoads`): every declared column is
+    /// of a `WrapperKind` (none is JSON, whose description is learned at its first access).
+    private var wrappersMayHoldRows: Bool {
+        !hasDeclarationError && references.isEmpty && !columns.isEmpty && columns.allSatisfy { $0.wrapper != nil }
+    }
+
+    /// Learns where every `@Column` wrapper of the class lies, on the schema's prototype model
+    /// (as a first read of each property would), so that the first fetch can fill the wrappers.
+    fileprivate func learnOffsets(on prototype: Model) {
+        var offsets: [Int] = []
+        _ = _forEachField(of: type(of: prototype), options: _EachFieldOptions(rawValue: 1 << 0)) { _, offset, fieldType, _ in
+            if offset > 0, fieldType is any ModelField.Type { offsets.append(offset) }
+            return true
+        }
+        for offset in offsets where slot(offset: offset) == nil {
+            guard let field = FieldResolver.learn(offset: offset, on: prototype), case .column(let info) = field.description else { continue }
+            remember(offset: offset, info)
+        }
+    }
+}
+
+/// One declared column a fetch stores in the model's wrapper: where the value is in the row,
+/// where the wrapper is in the model, and its kind.
+struct WrapperLoad {
+    let position: Int
+    let offset: Int
+    let slot: WrapperSlot
 }
 
 /// Where a model's declared columns sit in the rows of one statement: computed once per fetch
@@ -404,11 +453,67 @@ final class LayoutMap: Sendable {
     @usableFromInline let layout: RowLayout
     @usableFromInline let schema: ModelSchema
     @usableFromInline let positions: [Int]
+    /// How a fetch fills the models' wrappers (`ModelSchema.wrapperLoads`), when the rows hold
+    /// nothing else: the declared columns, each once, and the implicit `id` (`keyPosition`).
+    /// Nil: the models read their rows.
+    let wrapperLoads: ContiguousArray<WrapperLoad>?
+    /// Where the implicit `id` is in the rows, or -1.
+    let keyPosition: Int
 
-    init(layout: RowLayout, schema: ModelSchema, positions: [Int]) {
+    init(layout: RowLayout, schema: ModelSchema, positions: [Int], wrapperLoads: ContiguousArray<WrapperLoad>?) {
         self.layout = layout
         self.schema = schema
         self.positions = positions
+        let key = schema.hasImplicitId ? layout.position(of: "id") ?? -1 : -1
+        keyPosition = key
+        let count = layout.names.count
+        // Every position of the row is the key's or one declared column's: the record made from
+        // the wrappers holds the whole row.
+        if let loads = wrapperLoads, layout.namesAreDistinct, loads.count + (key >= 0 ? 1 : 0) == count,
+           Set(loads.map(\.position) + (key >= 0 ? [key] : [])).count == count {
+            self.wrapperLoads = loads
+        } else {
+            self.wrapperLoads = nil
+        }
+    }
+
+    /// Stores the current row's key in `key` and its declared columns' values in `model`'s
+    /// wrappers, when each is of a storage class its wrapper takes (`WrapperSlot.takes`); false
+    /// otherwise, with the wrappers as they were (the model then reads its row).
+    func fill(_ model: Model, key: inout Int64, from row: SteppedRow) -> Bool {
+        guard let loads = wrapperLoads else { return false }
+        if keyPosition >= 0 {
+            let stored = row.number(at: keyPosition)
+            guard stored.tag == .integer else { return false }
+            key = Int64(bitPattern: stored.bits)
+        }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(model).toOpaque())
+        for index in loads.indices {
+            let load = loads[index]
+            let stored = row.number(at: load.position)
+            guard load.slot.takes(stored.tag) else {
+                for earlier in loads[..<index] { earlier.slot.restore(in: base + earlier.offset) }
+                return false
+            }
+            load.slot.store(stored.tag, bits: stored.bits, in: base + load.offset)
+        }
+        return true
+    }
+
+    /// The row `model`'s wrappers and `key` hold (what `fill` stored), in this map's layout.
+    func row(ofWrappers model: Model, key: Int64) -> RowValues {
+        var values = ContiguousArray<DatabaseValue>(repeating: .null, count: layout.names.count)
+        if keyPosition >= 0 { values[keyPosition] = .integer(key) }
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque())
+        for load in wrapperLoads ?? [] { values[load.position] = load.slot.value(in: base + load.offset) }
+        return RowValues(values)
+    }
+
+    /// Gives `model`'s wrappers their initial values back (the model reads its record from now on).
+    func restoreWrappers(of model: Model) {
+        guard let loads = wrapperLoads else { return }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(model).toOpaque())
+        for load in loads { load.slot.restore(in: base + load.offset) }
     }
 
     /// The stored value of the column property whose wrapper lies at `offset` in `record`, when this map applies to it
