@@ -347,7 +347,6 @@ public struct Dao<M: Model>: Sendable {
     /// The model over a row already checked.
     private func build(_ record: Record, schema: ModelSchema, map: LayoutMap?) -> M {
         let model = ModelFactory.make(M.self, record: record)
-        model.schemaCache = schema
         model.layoutMap = map
         if let configName { model.boundConfig = configName }
         model.didLoad()

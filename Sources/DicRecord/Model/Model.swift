@@ -37,7 +37,6 @@ open class Model: CustomStringConvertible {
     @usableFromInline @exclusivity(unchecked) final var fetchedRow: RowValues?
     /// Positions of the declared columns in the fetched layout (set by the dao).
     @usableFromInline @exclusivity(unchecked) final var layoutMap: LayoutMap?
-    @usableFromInline @exclusivity(unchecked) final var schemaCache: ModelSchema?
     /// The config chosen by `use(_:)` or by the dao this model was found through.
     @exclusivity(unchecked) final var boundConfig: String?
     /// To-one references loaded so far, by reference name (see ``Reference``).
@@ -318,24 +317,15 @@ open class Model: CustomStringConvertible {
     /// ```
     public var description: String { "\(type(of: self))\(storage.description)" }
 
-    /// The schema when this model has it at hand: a fetched model's is its map's. (Nil in a
-    /// model's own `init()`, where building it would run that init again.)
+    /// The schema of this model's class when it was built already: a fetched model's is its
+    /// map's. Never builds it (nil in the first model's own `init()`, which building runs).
+    /// Not kept in the model: `ModelSchema.existing` answers from the schema asked for last
+    /// without a lock, and each field of a model is bytes in every instance.
     @usableFromInline
-    final var knownSchema: ModelSchema? { schemaCache ?? layoutMap?.schema }
-
-    /// The schema of this model's class when it was built already, kept for the next call.
-    @usableFromInline
-    final func learnedSchema() -> ModelSchema? {
-        let found = ModelSchema.existing(type(of: self))
-        schemaCache = found
-        return found
-    }
+    final var knownSchema: ModelSchema? { layoutMap?.schema ?? ModelSchema.existing(type(of: self)) }
 
     final var schema: ModelSchema {
-        if let known = knownSchema { return known }
-        let made = ModelSchema.of(type(of: self))
-        schemaCache = made
-        return made
+        knownSchema ?? ModelSchema.of(type(of: self))
     }
 }
 
@@ -450,7 +440,7 @@ extension ModelType {
             FieldResolver.reportUnfound(offset: offset, in: type(of: self))
             return
         }
-        if let schema = knownSchema ?? learnedSchema(), schema.slot(offset: offset) == nil { schema.remember(offset: offset, info) }
+        if let schema = knownSchema, schema.slot(offset: offset) == nil { schema.remember(offset: offset, info) }
     }
 
     @usableFromInline
@@ -482,7 +472,7 @@ extension ModelType {
     /// write must encode as the first one did.
     @usableFromInline
     func columnInfo(offset: Int) -> ColumnInfo? {
-        if let schema = knownSchema ?? learnedSchema(), let column = schema.plainColumn(offset: offset) {
+        if let schema = knownSchema, let column = schema.plainColumn(offset: offset) {
             return column
         }
         guard let field = FieldResolver.field(offset: offset, of: self), case .column(let info) = field.description else { return nil }
