@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DicRecord
+@_spi(Reflection) import Swift
 
 // A SQLite fetch of a model whose declared columns are all integers or doubles fills each model's
 // `@Column` wrappers as the rows are stepped (`ModelStream`, `LayoutMap.fill`): no block of rows
@@ -155,6 +156,200 @@ struct ModelWrapperLoadTests {
                 try LoadCountingItem.dao.find("select id, case when id = 3 then 'bad' else count end as count from load_counting_item order by id")
             }
             #expect(LoadCountingItem.loaded.isEmpty)
+        }
+    }
+}
+
+final class TenIntModel: Model {
+    @Column var i0 = 0; @Column var i1 = 0; @Column var i2 = 0; @Column var i3 = 0; @Column var i4 = 0
+    @Column var i5 = 0; @Column var i6 = 0; @Column var i7 = 0; @Column var i8 = 0; @Column var i9 = 0
+}
+
+@Suite("A model's own bytes")
+struct ModelSizeTests {
+    /// The end of an instance's last stored property, from the field records.
+    private func instanceEnd(of type: AnyClass) -> Int {
+        var end = 0
+        func size<T>(_: T.Type) -> Int { MemoryLayout<T>.size }
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { _, offset, fieldType, _ in
+            end = max(end, offset + _openExistential(fieldType, do: size))
+            return true
+        }
+        return end
+    }
+
+    /// Every model carries the base class's fields; a fetch makes one per row, so each word is
+    /// paid per row (the wall clock of `dao.find` follows the bytes). 56 bytes after the object
+    /// header: a field added to `Model` should be weighed against this test. A model of ten
+    /// `Int` columns is 152 bytes, a 160-byte block from malloc.
+    @Test func theBaseClassTakesFiftySixBytesAfterTheHeader() {
+        #expect(instanceEnd(of: Model.self) == 16 + 56)
+        #expect(instanceEnd(of: TenIntModel.self) == 16 + 56 + 10 * 8)
+        #expect(MemoryLayout<FetchedValues>.size == 17)
+    }
+}
+
+final class RvLateConv: Model {
+    @Column var count: Int = 0
+    override class var tableName: String { "rv_late_conv" }
+}
+
+/// The initial value of `n` is read from a static when each instance is made (as `= UUID()` or
+/// `= Date()` would give each instance its own).
+final class RvInstanceDefault: Model {
+    nonisolated(unsafe) static var nextDefault = 1
+    @Column var n: Int = RvInstanceDefault.nextDefault
+    @Column var m: Int = 0
+    override class var tableName: String { "rv_instance_default" }
+}
+
+/// Counts its inits (the prototype's included).
+final class RvCountingInit: Model {
+    nonisolated(unsafe) static var inits = 0
+    nonisolated(unsafe) static var seenInInit: [Int] = []
+    nonisolated(unsafe) static var queryInInit = false
+    @Column var count: Int = 0
+    required init() {
+        super.init()
+        Self.inits += 1
+        if Self.queryInInit { Self.seenInInit.append((try? Db.queryInt("select count(*) from rv_counting_init")) ?? -1) }
+    }
+    override class var tableName: String { "rv_counting_init" }
+}
+
+class RvBase: Model {
+    @Column var a: Int = 1
+    @Column var b: Double? = 2.5
+    override class var tableName: String { "rv_base" }
+}
+
+final class RvSub: RvBase {
+    @Column var c: Int64 = -7
+    override class var tableName: String { "rv_sub" }
+}
+
+final class RvGeneric<T>: Model {
+    @Column var a: Int = 3
+    @Column var d: Double = 0.25
+    override class var tableName: String { "rv_generic" }
+}
+
+final class RvCustom: Model, CustomReflectable {
+    @Column var alpha: Int = 0
+    @Column var beta: Double? = 1.5
+    var customMirror: Mirror { Mirror(self, children: ["_beta": _beta, "_alpha": _alpha, "extra": 1]) }
+    override class var tableName: String { "rv_custom" }
+}
+
+final class RvDidLoadWrites: Model {
+    @Column var count: Int = 0
+    @Column var twice: Int = 0
+    override func didLoad() { twice = count * 2 }
+    override class var tableName: String { "rv_did_load_writes" }
+}
+
+/// Found in review (helper-61): what a fetched model must keep of the behaviour it had when
+/// it read its row, now that its values go into its wrappers.
+@Suite("Models filled from their rows keep their behaviour", .serialized)
+struct ModelWrapperBehaviourTests {
+    /// A fetched model reads each column through its context's registry at read time, so a
+    /// converter the context registers after the fetch applies to every read (42 here), before
+    /// the record is made and after.
+    @Test func aConverterRegisteredAfterTheFetchAppliesToEveryRead() throws {
+        try withDatabase { t throws in
+            t.context.register(RvLateConv.self)
+            try t.db.update("insert into rv_late_conv (count) values (420)")
+            let models = try RvLateConv.dao.find("select * from rv_late_conv")
+            let model = try #require(models.first)
+            t.context.converters.register(TenfoldInt())
+            let before = model.count
+            _ = model.record
+            let after = model.count
+            #expect(before == after, "before the record: \(before), after: \(after)")
+            #expect(before == 42)
+        }
+    }
+
+    /// A NULL in a non-optional column reads this instance's own initial value, where an init
+    /// gives each instance its own (the prototype's would be 1).
+    @Test func aNullReadsTheInstancesOwnInitialValue() throws {
+        try withDatabase { t throws in
+            RvInstanceDefault.nextDefault = 1
+            t.context.register(RvInstanceDefault.self)          // the prototype's n is 1
+            _ = ModelSchema.of(RvInstanceDefault.self)
+            try t.db.update("insert into rv_instance_default (n, m) values (5, 6)")
+            RvInstanceDefault.nextDefault = 99                   // instances made from now on: 99
+            let model = try #require(try RvInstanceDefault.dao.find("select * from rv_instance_default").first)
+            #expect(RvInstanceDefault().n == 99)                 // a new instance reads 99
+            model["n"] = nil
+            #expect(model.n == 99, "the fetched instance was made with 99 as its initial value")
+        }
+    }
+
+    /// A row that fails the load check is checked before its model is made: its init does not
+    /// run. The rows before it were made as they were read (a fetch keeps no block of rows),
+    /// so their inits have run; none of them is returned, and none is told `didLoad()`.
+    @Test func theRowThatFailsTheLoadMakesNoModel() throws {
+        try withDatabase { t throws in
+            t.context.register(RvCountingInit.self)
+            _ = ModelSchema.of(RvCountingInit.self)
+            for n in 1...3 { try t.db.update("insert into rv_counting_init (count) values (?)", n) }
+            RvCountingInit.inits = 0
+            #expect(throws: ConversionError.self) {
+                try RvCountingInit.dao.find("select id, case when id = 3 then 'bad' else count end as count from rv_counting_init order by id")
+            }
+            #expect(RvCountingInit.inits == 2)
+        }
+    }
+
+    /// An init that queries runs while the fetch steps its rows: it works and sees the table.
+    @Test func anInitThatQueriesStillWorks() throws {
+        try withDatabase { t throws in
+            t.context.register(RvCountingInit.self)
+            _ = ModelSchema.of(RvCountingInit.self)
+            for n in 1...3 { try t.db.update("insert into rv_counting_init (count) values (?)", n) }
+            RvCountingInit.seenInInit = []
+            RvCountingInit.queryInInit = true
+            defer { RvCountingInit.queryInInit = false }
+            let fetched = try RvCountingInit.dao.find("select * from rv_counting_init order by id")
+            #expect(fetched.map(\.count) == [1, 2, 3])
+            #expect(RvCountingInit.seenInInit == [3, 3, 3])
+            try Db.tx { _ in
+                RvCountingInit.seenInInit = []
+                let inTx = try RvCountingInit.dao.find("select * from rv_counting_init order by id")
+                #expect(inTx.map(\.count) == [1, 2, 3])
+                #expect(RvCountingInit.seenInInit == [3, 3, 3])
+                return true
+            }
+        }
+    }
+
+    /// Subclasses, generic classes, custom mirrors and didLoad writes read what the table holds.
+    @Test func otherModelShapesReadTheTable() throws {
+        try withDatabase { t throws in
+            t.context.register(RvBase.self, RvSub.self, RvGeneric<String>.self, RvCustom.self, RvDidLoadWrites.self)
+            try t.db.update("insert into rv_base (a, b) values (10, null), (11, 1e300)")
+            try t.db.update("insert into rv_sub (a, b, c) values (20, -0.0, 9223372036854775807), (21, null, -9223372036854775808)")
+            try t.db.update("insert into rv_generic (a, d) values (30, 0.125)")
+            try t.db.update("insert into rv_custom (alpha, beta) values (40, null), (41, 4.5)")
+            try t.db.update("insert into rv_did_load_writes (count, twice) values (5, 0)")
+            let base = try RvBase.dao.find("select * from rv_base order by id")
+            #expect(base.map(\.a) == [10, 11] && base.map(\.b) == [nil, 1e300])
+            let sub = try RvSub.dao.find("select * from rv_sub order by id")
+            #expect(sub.map(\.a) == [20, 21] && sub.map(\.c) == [Int64.max, Int64.min])
+            #expect(sub[0].b?.sign == .minus || sub[0].b == 0)
+            #expect(sub[1].b == nil)
+            #expect(sub[0].record.storedValue("c") == .integer(Int64.max))
+            let generic = try RvGeneric<String>.dao.find("select * from rv_generic")
+            #expect(generic.map(\.a) == [30] && generic.map(\.d) == [0.125])
+            let custom = try RvCustom.dao.find("select * from rv_custom order by id")
+            #expect(custom.map(\.alpha) == [40, 41] && custom.map(\.beta) == [nil, 4.5])
+            let loaded = try #require(try RvDidLoadWrites.dao.find("select * from rv_did_load_writes").first)
+            #expect(loaded.twice == 10 && loaded.modifiedColumns == ["twice"])
+            #expect(try loaded.update())
+            #expect(try t.db.queryInt("select twice from rv_did_load_writes") == 10)
+            #expect(try sub[1].delete())
+            #expect(try t.db.queryInt("select count(*) from rv_sub") == 1)
         }
     }
 }

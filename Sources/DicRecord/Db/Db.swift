@@ -165,28 +165,47 @@ public struct Db: Sendable {
 
     /// `findRecords` without the records: the rows in compact blocks and the layout they share
     /// (what a dao makes its models of).
-    /// With a `sink` that takes the result's layout (SQLite), each row goes to the sink as it is
-    /// stepped, before anything holds it, and the rows returned are none.
-    func findRows(_ sql: String, _ arguments: Arguments, streamingTo sink: (any RowSink)? = nil) throws -> FetchedRows {
+    func findRows(_ sql: String, _ arguments: Arguments) throws -> FetchedRows {
         do {
             return try querying(sql) { connection in
                 try connection.withStatement(sql, arguments) { statement in
                     guard try connection.step(statement, arguments) else { return FetchedRows(layout: nil, rows: []) }
                     let layout = statement.rowLayout(connection)
                     let cancellation = ThreadLeases.current.cancellation
-                    if let sink, sink.start(layout) {
-                        repeat {
-                            try cancellation?.check()
-                            try sink.take(SteppedRow(statement: statement))
-                        } while try connection.step(statement, arguments)
-                        return FetchedRows(layout: layout, rows: [])
-                    }
                     let rows = try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) { $0 }
                     return FetchedRows(layout: layout, rows: rows)
                 }
             }
         } catch let redirect as EngineRedirect {
             return try engineFindRows(redirect.context, sql, arguments, limit: nil)
+        }
+    }
+
+    /// `findRows`, or, when `start` takes the result's layout (SQLite), each row handed to
+    /// `make` as it is stepped, before anything holds it, and what `make` made instead of rows
+    /// (how a dao fills its models' wrappers with no block of rows).
+    func streamRows<Element>(_ sql: String, _ arguments: Arguments, start: (RowLayout) -> Bool,
+                             make: (SteppedRow) throws -> Element) throws -> StreamedRows<Element> {
+        do {
+            return try querying(sql) { connection in
+                try connection.withStatement(sql, arguments) { statement in
+                    guard try connection.step(statement, arguments) else { return .rows(FetchedRows(layout: nil, rows: [])) }
+                    let layout = statement.rowLayout(connection)
+                    let cancellation = ThreadLeases.current.cancellation
+                    guard start(layout) else {
+                        let rows = try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) { $0 }
+                        return .rows(FetchedRows(layout: layout, rows: rows))
+                    }
+                    var made = ContiguousArray<Element>()
+                    repeat {
+                        try cancellation?.check()
+                        made.append(try make(SteppedRow(statement: statement)))
+                    } while try connection.step(statement, arguments)
+                    return .streamed(made)
+                }
+            }
+        } catch let redirect as EngineRedirect {
+            return .rows(try engineFindRows(redirect.context, sql, arguments, limit: nil))
         }
     }
 

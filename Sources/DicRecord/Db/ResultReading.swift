@@ -110,13 +110,11 @@ extension Statement {
     }
 }
 
-/// Takes the rows of a result one at a time as they are stepped (`Db.findRows(_:_:streamingTo:)`),
-/// reading what it needs of each in place: how a dao fills its models' wrappers with no block.
-protocol RowSink: AnyObject {
-    /// The result's layout, before the first row; false: the rows go into blocks as `find`'s do.
-    func start(_ layout: RowLayout) -> Bool
-    /// The current row, valid only during the call.
-    func take(_ row: SteppedRow) throws
+/// What `Db.streamRows` gives back: the elements made from the rows as they were stepped, or
+/// the rows (when the layout was not taken, or on another engine).
+enum StreamedRows<Element> {
+    case streamed(ContiguousArray<Element>)
+    case rows(FetchedRows)
 }
 
 /// The current row of a statement being stepped, read in place.

@@ -67,7 +67,7 @@ public struct Column<Value>: ModelField {
         // every access: a runtime call, a retain and a release.)
         @inline(__always) get {
             // A fetched model whose wrappers hold its values (`Model.valuesInWrappers`).
-            if model.valuesInWrappers { return model[keyPath: storageKeyPath].initialValue }
+            if model.readsWrappers { return model[keyPath: storageKeyPath].initialValue }
             let offset = withUnsafeMutablePointer(to: &model[keyPath: storageKeyPath]) { Model.columnOffset($0, in: model) }
             // Copied out here: a closure reading it would carry the key path into the call.
             let initialValue = model[keyPath: storageKeyPath].initialValue
@@ -324,8 +324,9 @@ struct WrapperSlot: Sendable {
 
     // Unsafe, fenced: `wrapper` is where this column's `@Column` property lies in a model (the
     // schema matched the offset with the property, whose declared type `kind` was made from),
-    // so the memory there is a `Column` of exactly that type. `ModelWrapperTests` reads every
-    // kind back through its property and through the record made from the wrappers.
+    // so the memory there is a `Column` of exactly that type.
+    // `ModelWrapperLoadTests.everyKindReadsBackThroughItsPropertyAndItsRecord` reads every kind
+    // back through its property and through the record made from the wrappers.
 
     /// Stores the value of `tag` and `bits` (a tag this slot `takes`) in the wrapper at `wrapper`.
     @inline(__always)
@@ -359,6 +360,24 @@ struct WrapperSlot: Sendable {
         case .optionalInt64: wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue.map { .integer($0) } ?? .null
         case .double: .real(wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue)
         case .optionalDouble: wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue.map { .real($0) } ?? .null
+        }
+    }
+
+    /// Whether the wrapper at `wrapper` holds this slot's initial value (a model whose init gave
+    /// it another must keep its own: its wrappers are not filled).
+    @inline(__always)
+    func holdsInitialValue(in wrapper: UnsafeRawPointer) -> Bool {
+        func same<T>(_ value: T?, _ bits: (T) -> UInt64) -> Bool {
+            guard let value else { return initialIsNil }
+            return !initialIsNil && bits(value) == initialBits
+        }
+        switch kind {
+        case .int: return same(wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue) { UInt64(bitPattern: Int64($0)) }
+        case .optionalInt: return same(wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee.initialValue) { UInt64(bitPattern: Int64($0)) }
+        case .int64: return same(wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee.initialValue) { UInt64(bitPattern: $0) }
+        case .optionalInt64: return same(wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue) { UInt64(bitPattern: $0) }
+        case .double: return same(wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue) { $0.bitPattern }
+        case .optionalDouble: return same(wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue) { $0.bitPattern }
         }
     }
 

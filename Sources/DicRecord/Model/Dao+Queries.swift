@@ -131,7 +131,7 @@ extension Dao {
         // before any query runs.
         keys = keys.filter { $0.bytes != nil } + keys.filter { $0.bytes == nil }
         var found: [StoredValue: Target] = [:]
-        let targets = Dao<Target>(configName: configName)
+        let targets = Dao<Target>(binding: binding)
         let targetSchema = try targets.target().schema
         try targets.requireSingleKey(targetSchema, "preload")
         let keyColumn = targetSchema.keyColumns[0]

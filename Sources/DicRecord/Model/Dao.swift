@@ -17,9 +17,19 @@ public struct Dao<M: Model>: Sendable {
     /// Student.dao.use("backup").configName   // "backup"
     /// ```
     public let configName: String?
+    /// `configName` as the models this dao finds hold it: one object they share.
+    let binding: ConfigBinding?
 
     init(configName: String?) {
-        self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
+        let name = configName.flatMap { $0.isEmpty ? nil : $0 }
+        self.configName = name
+        binding = name.map(ConfigBinding.init)
+    }
+
+    /// A dao of the config `binding` names (a model's own, shared).
+    init(binding: ConfigBinding?) {
+        self.binding = binding
+        configName = binding?.name
     }
 
     /// A dao of the same model bound to config `configName` (nil: the model's default); this dao is unchanged.
@@ -293,10 +303,41 @@ public struct Dao<M: Model>: Sendable {
 
     func findModels(_ sql: String, _ arguments: Arguments) throws -> [M] {
         let (db, schema) = try target()
-        let stream = ModelStream<M>(schema: schema)
-        let fetched = try db.findRows(sql, arguments, streamingTo: stream)
-        if stream.started { return stream.finish(configName: configName) }
-        return try models(fetched, schema: schema)
+        // A SQLite result of the declared columns (and the implicit key), all of types a
+        // wrapper holds exactly, while the built-in conversions apply: each model is made as its
+        // row is stepped, holding its values in its wrappers (`LayoutMap.read`, `store`), and no
+        // block of rows is made or kept. Any other result is read into blocks first.
+        var map: LayoutMap?
+        let result = try db.streamRows(sql, arguments, start: { layout in
+            let made = schema.positions(in: layout, filling: true)
+            guard made.wrapperLoads != nil, made.fastPathAllowed else { return false }
+            map = made
+            return true
+        }, make: { row -> Model in
+            // Set by `start`, which the fetch calls before the first row.
+            guard let map else { preconditionFailure("a row before its layout") }
+            return try ModelFactory.make(M.self, row: row, map: map)
+        })
+        switch result {
+        case .streamed(let made): return loaded(made)
+        case .rows(let fetched): return try models(fetched, schema: schema)
+        }
+    }
+
+    /// The models made as their rows were stepped, bound to this dao's config, each told
+    /// `didLoad()` once all were read (as a fetch into blocks tells them after its load check).
+    private func loaded(_ made: ContiguousArray<Model>) -> [M] {
+        let binding = binding
+        return [M](unsafeUninitializedCapacity: made.count) { buffer, count in
+            for model in made {
+                // Made by `M()` (`ModelFactory.make`); checked in debug builds.
+                let typed = unsafeDowncast(model, to: M.self)
+                if let binding { typed.binding = binding }
+                typed.didLoad()
+                buffer.initializeElement(at: count, to: typed)
+                count += 1
+            }
+        }
     }
 
     func findFirstModel(_ sql: String, _ arguments: Arguments) throws -> M? {
@@ -317,7 +358,7 @@ public struct Dao<M: Model>: Sendable {
         guard let layout = fetched.layout else { return [] }
         let map = schema.positions(in: layout)
         try schema.checkStoredValues(of: fetched.rows, map: map)
-        let configName = configName
+        let binding = binding
         // A loop over the concrete rows: `map` would step them through the generic collection's
         // witnesses (this code is not specialized for `M`).
         // Each model is stored into its place: `append` here would be the standard library's
@@ -327,7 +368,7 @@ public struct Dao<M: Model>: Sendable {
             for row in rows {
                 // The model's schema is its map's.
                 let model = ModelFactory.make(M.self, row: row, map: map)
-                if let configName { model.boundConfig = configName }
+                if let binding { model.binding = binding }
                 model.didLoad()
                 // In bounds: one model per row, and the buffer has room for every row.
                 buffer.initializeElement(at: count, to: model)
@@ -348,7 +389,7 @@ public struct Dao<M: Model>: Sendable {
     private func build(_ record: Record, schema: ModelSchema, map: LayoutMap?) -> M {
         let model = ModelFactory.make(M.self, record: record)
         model.layoutMap = map
-        if let configName { model.boundConfig = configName }
+        if let binding { model.binding = binding }
         model.didLoad()
         return model
     }
@@ -359,52 +400,5 @@ public struct Dao<M: Model>: Sendable {
 
     func whereClause(_ condition: String) -> String {
         condition.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? "" : " WHERE \(condition)"
-    }
-}
-
-/// Makes a dao's models as the rows of its fetch are stepped, each holding its values in its
-/// wrappers (`LayoutMap.fill`): no block of rows is made or kept. It takes a result whose rows
-/// hold the declared columns and the implicit key only, all of types a wrapper holds exactly,
-/// while the built-in conversions apply; any other result is read into blocks as before.
-final class ModelStream<M: Model>: RowSink {
-    private let schema: ModelSchema
-    private var map: LayoutMap?
-    /// Concrete elements: an array of the generic `M` would append through unspecialized code.
-    private var made = ContiguousArray<Model>()
-    private(set) var started = false
-
-    init(schema: ModelSchema) {
-        self.schema = schema
-    }
-
-    func start(_ layout: RowLayout) -> Bool {
-        let map = schema.positions(in: layout)
-        guard map.wrapperLoads != nil, map.fastPathAllowed else { return false }
-        self.map = map
-        started = true
-        return true
-    }
-
-    func take(_ row: SteppedRow) throws {
-        // Set by `start`, which the fetch calls first.
-        guard let map else { preconditionFailure("a row before the layout") }
-        made.append(try ModelFactory.make(M.self, row: row, map: map))
-    }
-
-    /// The models, bound to `configName`, each told `didLoad()` once all were read (as a fetch
-    /// into blocks tells them after its load check).
-    func finish(configName: String?) -> [M] {
-        let made = self.made
-        self.made = []
-        return [M](unsafeUninitializedCapacity: made.count) { buffer, count in
-            for model in made {
-                // Made by `M()` in `take`.
-                let typed = unsafeDowncast(model, to: M.self)
-                if let configName { typed.boundConfig = configName }
-                typed.didLoad()
-                buffer.initializeElement(at: count, to: typed)
-                count += 1
-            }
-        }
     }
 }

@@ -143,7 +143,7 @@ extension Model {
     /// The Db handle and schema this instance writes through, or why there is none: those of
     /// its class's dao on the config the instance is bound to (`Dao.target`).
     final func persistenceTarget() throws -> (Db, ModelSchema) {
-        try Dao<Self>(configName: boundConfig).target(schema: schema)
+        try Dao<Self>(binding: binding).target(schema: schema)
     }
 
     /// Brings untyped values to their declared types (or refuses them), fills in the initial value

@@ -33,24 +33,40 @@ open class Model: CustomStringConvertible {
     /// The row as a ``Record``, made on first need: a model the dao fetched reads its row's
     /// values in place (`fetchedRow`) until something asks for the record or writes a column.
     @usableFromInline @exclusivity(unchecked) final var recordIfMade: Record?
-    /// The fetched row, while no record is made; `layoutMap` is set with it.
-    @usableFromInline @exclusivity(unchecked) final var fetchedRow: RowValues?
+    /// What a fetched model reads until it makes its record; `layoutMap` is set with it.
+    @usableFromInline @exclusivity(unchecked) final var fetched: FetchedValues = .none
+    /// Set when values arrived untyped (subscript, JSON, a record): they are checked against the
+    /// declared types before the next save or update. (Declared here, it takes a byte of the
+    /// padding after `fetched`.)
+    final var needsValidation = false
     /// Positions of the declared columns in the fetched layout (set by the dao).
     @usableFromInline @exclusivity(unchecked) final var layoutMap: LayoutMap?
-    /// The config chosen by `use(_:)` or by the dao this model was found through.
-    @exclusivity(unchecked) final var boundConfig: String?
+    /// The config chosen by `use(_:)` or by the dao this model was found through (the dao's
+    /// object, shared by the models it finds: one word a model, where a `String?` is two).
+    @exclusivity(unchecked) final var binding: ConfigBinding?
     /// To-one references loaded so far, by reference name (see ``Reference``).
     final var loadedReferences: [String: LoadedReference] = [:]
-    /// Set when values arrived untyped (subscript, JSON, a record): they are checked against the
-    /// declared types before the next save or update.
-    final var needsValidation = false
-    /// Set by a fetch that stored every declared column's value in its `@Column` wrapper
-    /// (`LayoutMap.fill`): a property read is then a load from the model. Cleared, with
-    /// the wrappers' initial values given back, as soon as the model makes its record (a write,
-    /// or anything that asks for the record), which is read from then on.
-    @usableFromInline @exclusivity(unchecked) final var valuesInWrappers = false
-    /// The implicit `id` of a model whose values are in its wrappers (when its map has the key).
-    final var wrapperKey: Int64 = 0
+
+    /// The fetched row, while the model reads it in place.
+    @usableFromInline final var fetchedRow: RowValues? {
+        get { if case .row(let row) = fetched { row } else { nil } }
+        set { fetched = newValue.map { .row($0) } ?? .none }
+    }
+
+    /// Whether a fetch stored every declared column's value in its `@Column` wrapper
+    /// (`LayoutMap.fill`): a property read is then a load from the model. It stops, with the
+    /// wrappers' initial values given back, as soon as the model makes its record (a write, or
+    /// anything that asks for the record), which is read from then on.
+    @inlinable final var valuesInWrappers: Bool {
+        if case .inWrappers = fetched { true } else { false }
+    }
+
+    /// Whether a `@Column` read returns its wrapper's value: the values are in the wrappers and
+    /// the built-in conversions still apply to the fetch's registry (a converter registered there
+    /// after the fetch is asked by the general read, through the record made from the wrappers).
+    @inlinable final var readsWrappers: Bool {
+        valuesInWrappers && (!Converters.anyReplacesFastPathType.load(ordering: .relaxed) || layoutMap?.fastPathAllowed == true)
+    }
 
     /// A new, empty model, not yet in the database (`id` is nil until it is saved). A dao runs
     /// it too, on an empty model, before giving the model its row: look at loaded values in
@@ -74,7 +90,7 @@ open class Model: CustomStringConvertible {
     /// The model stops reading its values from its wrappers (see `valuesInWrappers`).
     @usableFromInline @inline(never)
     final func leaveWrappers() {
-        valuesInWrappers = false
+        fetched = .none
         layoutMap?.restoreWrappers(of: self)
     }
 
@@ -82,11 +98,11 @@ open class Model: CustomStringConvertible {
     @usableFromInline @inline(never)
     final func makeRecord() -> Record {
         let made: Record
-        if valuesInWrappers {
+        if case .inWrappers(let key) = fetched {
             // Guaranteed by the library: the fetch that filled the wrappers set the map, and a
             // save clears it only after the record is made.
             guard let map = layoutMap else { preconditionFailure("a model reading its wrappers has no layout map") }
-            made = Record(layout: map.layout, values: map.row(ofWrappers: self, key: wrapperKey))
+            made = Record(layout: map.layout, values: map.row(ofWrappers: self, key: key))
             leaveWrappers()
         } else if let row = fetchedRow {
             // Guaranteed by the library: the dao sets the row and its map together, and only
@@ -225,7 +241,7 @@ open class Model: CustomStringConvertible {
     public final var id: Int? {
         get {
             // A fetched model reads its key in place (listing ids makes no records).
-            if valuesInWrappers, let map = layoutMap, map.keyPosition >= 0 { return Int(wrapperKey) }
+            if case .inWrappers(let key) = fetched, let map = layoutMap, map.keyPosition >= 0, map.fastPathAllowed { return Int(key) }
             if let row = fetchedRow, let map = layoutMap, map.fastPathAllowed, let position = map.layout.position(of: "id"),
                case .value(let id) = Record.fastDecode(value: row[position], as: Int.self) {
                 return id
@@ -301,7 +317,7 @@ open class Model: CustomStringConvertible {
     /// ```
     @discardableResult
     public final func use(_ configName: String?) -> Self {
-        boundConfig = configName.flatMap { $0.isEmpty ? nil : $0 }
+        binding = configName.flatMap { $0.isEmpty ? nil : ConfigBinding($0) }
         return self
     }
 
@@ -309,7 +325,7 @@ open class Model: CustomStringConvertible {
     /// ```swift
     /// let s = try Student.dao.use("backup").findById(1); s?.configName   // "backup"
     /// ```
-    public final var configName: String? { boundConfig }
+    public final var configName: String? { binding?.name }
 
     /// The class name and the columns with their values, for logs and debugging.
     /// ```swift
@@ -492,9 +508,9 @@ extension Model {
     @inlinable @inline(__always)
     final func fetchedRead<Value>(offset: Int, as type: Value.Type) -> FetchedRead<Value>? {
         // The row's fields are read one by one: a copy of the whole `RowValues` would retain its storage.
-        guard let map = layoutMap.map(Unmanaged.passUnretained),
-              let rowStorage = fetchedRow.map({ Unmanaged.passUnretained($0.storage) }),
-              let start = fetchedRow?.start, let length = fetchedRow?.length else { return nil }
+        guard let map = layoutMap.map(Unmanaged.passUnretained), case .row(let row) = fetched else { return nil }
+        let rowStorage = Unmanaged.passUnretained(row.storage)
+        let start = row.start, length = row.length
         return map._withUnsafeGuaranteedRef { map in
             guard let slot = map.schema.slot(offset: offset), slot >= 0 else { return .read(.miss) }
             let position = map.positions[slot]
@@ -521,7 +537,7 @@ extension Model {
     /// Whether the built-in conversions apply to the row (asked without making its record).
     @usableFromInline
     final var fastPathAllowed: Bool {
-        if fetchedRow != nil, let map = layoutMap { return map.fastPathAllowed }
+        if case .row = fetched, let map = layoutMap { return map.fastPathAllowed }
         return storage.fastPathAllowed
     }
 
@@ -615,17 +631,50 @@ enum ModelFactory {
     /// A model holding the current row of a fetch being stepped in its wrappers
     /// (`LayoutMap.fill`), or, when they cannot hold it, reading its row as above. Throws when
     /// that row holds a value a declared column refuses (`ModelSchema.checkStoredValues`).
+    /// The row is read and checked before the model is made: a row that fails the load check
+    /// runs no `init()` (the rows before it have run theirs).
     static func make<M: Model>(_ type: M.Type, row: SteppedRow, map: LayoutMap) throws -> M {
-        let model = M()
-        if model.recordIfMade != nil { model.recordIfMade = nil }
-        model.layoutMap = map
-        if map.fill(model, key: &model.wrapperKey, from: row) {
-            model.valuesInWrappers = true
-        } else {
-            let values = row.values()
-            try map.schema.checkStoredValues(of: Record(layout: map.layout, values: values), map: map)
-            model.fetchedRow = values
+        try withUnsafeTemporaryAllocation(of: WrapperNumber.self, capacity: map.wrapperLoadCount) { numbers in
+            var key: Int64 = 0
+            let fits = map.read(row, into: numbers, key: &key)
+            var values: RowValues?
+            if !fits {
+                let read = row.values()
+                try map.schema.checkStoredValues(of: Record(layout: map.layout, values: read), map: map)
+                values = read
+            }
+            let model = M()
+            if model.recordIfMade != nil { model.recordIfMade = nil }
+            model.layoutMap = map
+            if fits, map.store(UnsafeBufferPointer(numbers), in: model) {
+                model.fetched = .inWrappers(key: key)
+            } else {
+                // (A row that fits holds only exact values: the load check has nothing to refuse.)
+                model.fetchedRow = values ?? row.values()
+            }
+            return model
         }
-        return model
+    }
+}
+
+/// What a fetched model reads before it makes its record. One field for both forms: a model is
+/// bytes in every instance, and the key fits in the row's place (17 bytes, the flags after it).
+@usableFromInline
+enum FetchedValues {
+    /// Nothing fetched, or the record is made.
+    case none
+    /// The fetched row, read in place (`Model.fetchedRow`).
+    case row(RowValues)
+    /// The declared columns' values are in the wrappers (`Model.valuesInWrappers`), with the
+    /// implicit key (meaningful when the map has one: `LayoutMap.keyPosition`).
+    case inWrappers(key: Int64)
+}
+
+/// The name of the config a model is bound to (`Model.use`, or the dao that found it).
+final class ConfigBinding: Sendable {
+    let name: String
+
+    init(_ name: String) {
+        self.name = name
     }
 }

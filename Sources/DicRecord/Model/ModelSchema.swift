@@ -394,9 +394,10 @@ final class ModelSchema: Sendable {
     }
 
     /// For each declared column (by slot), its position in `layout`, or -1.
-    func positions(in layout: RowLayout) -> LayoutMap {
+    /// With `filling`, the map also says how a fetch fills the models' wrappers (`wrapperLoads`).
+    func positions(in layout: RowLayout, filling: Bool = false) -> LayoutMap {
         let positions = columns.map { layout.position(of: $0.name) ?? -1 }
-        return LayoutMap(layout: layout, schema: self, positions: positions, wrapperLoads: wrapperLoads(positions))
+        return LayoutMap(layout: layout, schema: self, positions: positions, wrapperLoads: filling ? wrapperLoads(positions) : nil)
     }
 
     /// Where a fetch puts each declared column's value into the model's wrapper, for rows laid
@@ -438,6 +439,12 @@ final class ModelSchema: Sendable {
     }
 }
 
+/// One value of a row, as `LayoutMap.read` read it for a wrapper.
+struct WrapperNumber {
+    let tag: RowTag
+    let bits: UInt64
+}
+
 /// One declared column a fetch stores in the model's wrapper: where the value is in the row,
 /// where the wrapper is in the model, and its kind.
 struct WrapperLoad {
@@ -477,30 +484,46 @@ final class LayoutMap: Sendable {
         }
     }
 
-    /// Stores the current row's key in `key` and its declared columns' values in `model`'s
-    /// wrappers, when each is of a storage class its wrapper takes (`WrapperSlot.takes`); false
-    /// otherwise, with the wrappers as they were (the model then reads its row).
-    func fill(_ model: Model, key: inout Int64, from row: SteppedRow) -> Bool {
-        guard let loads = wrapperLoads else { return false }
+    /// How many values `read` reads (the declared columns the rows hold).
+    var wrapperLoadCount: Int { wrapperLoads?.count ?? 0 }
+
+    /// Reads the current row's key into `key` and its declared columns' values into `numbers`
+    /// (in `wrapperLoads` order); false when one is of a storage class its wrapper does not
+    /// take (`WrapperSlot.takes`), or the key is not an INTEGER: the model then reads its row.
+    func read(_ row: SteppedRow, into numbers: UnsafeMutableBufferPointer<WrapperNumber>, key: inout Int64) -> Bool {
+        guard let loads = wrapperLoads, numbers.count >= loads.count else { return false }
         if keyPosition >= 0 {
             let stored = row.number(at: keyPosition)
             guard stored.tag == .integer else { return false }
             key = Int64(bitPattern: stored.bits)
         }
-        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(model).toOpaque())
         for index in loads.indices {
-            let load = loads[index]
-            let stored = row.number(at: load.position)
-            guard load.slot.takes(stored.tag) else {
-                for earlier in loads[..<index] { earlier.slot.restore(in: base + earlier.offset) }
-                return false
-            }
-            load.slot.store(stored.tag, bits: stored.bits, in: base + load.offset)
+            let stored = row.number(at: loads[index].position)
+            guard loads[index].slot.takes(stored.tag) else { return false }
+            numbers[index] = WrapperNumber(tag: stored.tag, bits: stored.bits)
         }
         return true
     }
 
-    /// The row `model`'s wrappers and `key` hold (what `fill` stored), in this map's layout.
+    /// Stores `numbers` (what `read` read) in `model`'s wrappers; false, storing nothing, when a
+    /// wrapper holds another value than the schema's initial one (an init that gives each
+    /// instance its own keeps it: the model reads its row, and a NULL reads that value).
+    func store(_ numbers: UnsafeBufferPointer<WrapperNumber>, in model: Model) -> Bool {
+        guard let loads = wrapperLoads, numbers.count >= loads.count else { return false }
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(model).toOpaque())
+        for index in loads.indices {
+            let load = loads[index]
+            guard load.slot.holdsInitialValue(in: base + load.offset) else {
+                // The ones stored so far held their initial values: they get them back.
+                for earlier in loads[..<index] { earlier.slot.restore(in: base + earlier.offset) }
+                return false
+            }
+            load.slot.store(numbers[index].tag, bits: numbers[index].bits, in: base + load.offset)
+        }
+        return true
+    }
+
+    /// The row `model`'s wrappers and `key` hold (what `store` stored), in this map's layout.
     func row(ofWrappers model: Model, key: Int64) -> RowValues {
         var values = ContiguousArray<DatabaseValue>(repeating: .null, count: layout.names.count)
         if keyPosition >= 0 { values[keyPosition] = .integer(key) }

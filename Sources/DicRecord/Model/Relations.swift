@@ -120,7 +120,7 @@ public struct Children<Child: Model>: ModelField {
         var key = StoredValues()
         key.append("id", id)
         let foreignKey = model[keyPath: storageKeyPath].foreignKey
-        let dao = Dao<Child>(configName: model.boundConfig)
+        let dao = Dao<Child>(binding: model.binding)
         do {
             return try dao.find(condition: "\(SqlText.quote(foreignKey)) = ?", .stored(key))
         } catch {
@@ -178,7 +178,7 @@ extension Model {
     func loadReference<Target: Model>(_ info: ReferenceInfo, as type: Target.Type) throws -> Target? {
         guard let key = storage.storedValueWithBytes(info.column.name), key.value != .null else { return nil }
         if let loaded = loadedReferences[info.name], loaded.key == key { return loaded.model as? Target }
-        let found = try Dao<Target>(configName: boundConfig).findById(stored: key, column: info.column.name)
+        let found = try Dao<Target>(binding: binding).findById(stored: key, column: info.column.name)
         loadedReferences[info.name] = LoadedReference(key: key, model: found)
         return found
     }
