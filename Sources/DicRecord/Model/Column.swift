@@ -328,30 +328,7 @@ struct WrapperSlot: Sendable {
     // `ModelWrapperLoadTests.everyKindReadsBackThroughItsPropertyAndItsRecord` reads every kind
     // back through its property and through the record made from the wrappers.
 
-    /// Stores the value of `tag` and `bits` (a tag this slot `takes`) in the wrapper at `wrapper`.
-    @inline(__always)
-    func store(_ tag: RowTag, bits: UInt64, in wrapper: UnsafeMutableRawPointer) {
-        if tag == .null {
-            switch kind {
-            case .optionalInt: wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee = Column(wrappedValue: nil)
-            case .optionalInt64: wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee = Column(wrappedValue: nil)
-            case .optionalDouble: wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee = Column(wrappedValue: nil)
-            // Not taken (`takes`).
-            case .int, .int64, .double: preconditionFailure("NULL stored in the wrapper of a non-optional column")
-            }
-            return
-        }
-        switch kind {
-        case .int: wrapper.assumingMemoryBound(to: Column<Int>.self).pointee = Column(wrappedValue: Int(Int64(bitPattern: bits)))
-        case .optionalInt: wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee = Column(wrappedValue: Int(Int64(bitPattern: bits)))
-        case .int64: wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee = Column(wrappedValue: Int64(bitPattern: bits))
-        case .optionalInt64: wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee = Column(wrappedValue: Int64(bitPattern: bits))
-        case .double: wrapper.assumingMemoryBound(to: Column<Double>.self).pointee = Column(wrappedValue: Double(bitPattern: bits))
-        case .optionalDouble: wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee = Column(wrappedValue: Double(bitPattern: bits))
-        }
-    }
-
-    /// The stored value the wrapper at `wrapper` holds (what `store` put there).
+    /// The stored value the wrapper at `wrapper` holds (what `replaceInitialValue` put there).
     func value(in wrapper: UnsafeRawPointer) -> DatabaseValue {
         switch kind {
         case .int: .integer(Int64(wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue))
@@ -363,22 +340,44 @@ struct WrapperSlot: Sendable {
         }
     }
 
-    /// Whether the wrapper at `wrapper` holds this slot's initial value (a model whose init gave
-    /// it another must keep its own: its wrappers are not filled).
+    /// Stores the value of `tag` and `bits` (a tag this slot `takes`) in the wrapper at
+    /// `wrapper`, when the wrapper holds the slot's initial value; false, storing nothing, when
+    /// it holds another (an init that gives each instance its own keeps it).
     @inline(__always)
-    func holdsInitialValue(in wrapper: UnsafeRawPointer) -> Bool {
-        func same<T>(_ value: T?, _ bits: (T) -> UInt64) -> Bool {
-            guard let value else { return initialIsNil }
-            return !initialIsNil && bits(value) == initialBits
-        }
+    func replaceInitialValue(with tag: RowTag, bits: UInt64, in wrapper: UnsafeMutableRawPointer) -> Bool {
         switch kind {
-        case .int: return same(wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue) { UInt64(bitPattern: Int64($0)) }
-        case .optionalInt: return same(wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee.initialValue) { UInt64(bitPattern: Int64($0)) }
-        case .int64: return same(wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee.initialValue) { UInt64(bitPattern: $0) }
-        case .optionalInt64: return same(wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue) { UInt64(bitPattern: $0) }
-        case .double: return same(wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue) { $0.bitPattern }
-        case .optionalDouble: return same(wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue) { $0.bitPattern }
+        case .int:
+            let column = wrapper.assumingMemoryBound(to: Column<Int>.self)
+            guard UInt64(bitPattern: Int64(column.pointee.initialValue)) == initialBits else { return false }
+            column.pointee = Column(wrappedValue: Int(Int64(bitPattern: bits)))
+        case .int64:
+            let column = wrapper.assumingMemoryBound(to: Column<Int64>.self)
+            guard UInt64(bitPattern: column.pointee.initialValue) == initialBits else { return false }
+            column.pointee = Column(wrappedValue: Int64(bitPattern: bits))
+        case .double:
+            let column = wrapper.assumingMemoryBound(to: Column<Double>.self)
+            guard column.pointee.initialValue.bitPattern == initialBits else { return false }
+            column.pointee = Column(wrappedValue: Double(bitPattern: bits))
+        case .optionalInt:
+            let column = wrapper.assumingMemoryBound(to: Column<Int?>.self)
+            guard holds(column.pointee.initialValue.map { UInt64(bitPattern: Int64($0)) }) else { return false }
+            column.pointee = Column(wrappedValue: tag == .null ? nil : Int(Int64(bitPattern: bits)))
+        case .optionalInt64:
+            let column = wrapper.assumingMemoryBound(to: Column<Int64?>.self)
+            guard holds(column.pointee.initialValue.map { UInt64(bitPattern: $0) }) else { return false }
+            column.pointee = Column(wrappedValue: tag == .null ? nil : Int64(bitPattern: bits))
+        case .optionalDouble:
+            let column = wrapper.assumingMemoryBound(to: Column<Double?>.self)
+            guard holds(column.pointee.initialValue.map(\.bitPattern)) else { return false }
+            column.pointee = Column(wrappedValue: tag == .null ? nil : Double(bitPattern: bits))
         }
+        return true
+    }
+
+    /// Whether an optional's value, as bits (nil for nil), is the initial one.
+    @inline(__always)
+    private func holds(_ bits: UInt64?) -> Bool {
+        if let bits { !initialIsNil && bits == initialBits } else { initialIsNil }
     }
 
     /// Gives the wrapper at `wrapper` its initial value back.

@@ -155,9 +155,9 @@ extension Dao {
         for model in models {
             guard let key = model.storage.storedValueWithBytes(info.column.name), key.value != .null else { continue }
             if let target = found[key] {
-                model.loadedReferences[info.name] = LoadedReference(key: key, model: target)
+                model.keep(LoadedReference(key: key, model: target), as: info.name)
             } else if found.isEmpty || (integersOnly && isInteger(key)) {
-                model.loadedReferences[info.name] = LoadedReference(key: key, model: nil)
+                model.keep(LoadedReference(key: key, model: nil), as: info.name)
             }
         }
     }

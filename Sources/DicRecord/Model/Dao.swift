@@ -303,6 +303,7 @@ public struct Dao<M: Model>: Sendable {
 
     func findModels(_ sql: String, _ arguments: Arguments) throws -> [M] {
         let (db, schema) = try target()
+        let binding = binding
         // A SQLite result of the declared columns (and the implicit key), all of types a
         // wrapper holds exactly, while the built-in conversions apply: each model is made as its
         // row is stepped, holding its values in its wrappers (`LayoutMap.read`, `store`), and no
@@ -316,27 +317,28 @@ public struct Dao<M: Model>: Sendable {
         }, make: { row -> Model in
             // Set by `start`, which the fetch calls before the first row.
             guard let map else { preconditionFailure("a row before its layout") }
-            return try ModelFactory.make(M.self, row: row, map: map)
+            let model = try ModelFactory.make(M.self, row: row, map: map)
+            if let binding { model.binding = binding }
+            return model
         })
         switch result {
-        case .streamed(let made): return loaded(made)
-        case .rows(let fetched): return try models(fetched, schema: schema)
-        }
-    }
-
-    /// The models made as their rows were stepped, bound to this dao's config, each told
-    /// `didLoad()` once all were read (as a fetch into blocks tells them after its load check).
-    private func loaded(_ made: ContiguousArray<Model>) -> [M] {
-        let binding = binding
-        return [M](unsafeUninitializedCapacity: made.count) { buffer, count in
-            for model in made {
-                // Made by `M()` (`ModelFactory.make`); checked in debug builds.
-                let typed = unsafeDowncast(model, to: M.self)
-                if let binding { typed.binding = binding }
-                typed.didLoad()
-                buffer.initializeElement(at: count, to: typed)
-                count += 1
+        case .streamed(let made):
+            // (Collected as `Model`: an array of the generic `M` would append through
+            // unspecialized code, which looks up the array's generic metadata on every row.)
+            return made.withUnsafeBufferPointer { made in
+                [M](unsafeUninitializedCapacity: made.count) { models, count in
+                    for index in made.indices {
+                        // Made by `M()` (`ModelFactory.make`); checked in debug builds.
+                        models.initializeElement(at: index, to: unsafeDowncast(made[index], to: M.self))
+                    }
+                    count = made.count
+                    // Each told `didLoad()` once all were read (as a fetch into blocks tells them
+                    // after its load check).
+                    for index in made.indices { made[index].didLoad() }
+                }
             }
+        case .rows(let fetched):
+            return try models(fetched, schema: schema)
         }
     }
 

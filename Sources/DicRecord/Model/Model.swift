@@ -45,7 +45,9 @@ open class Model: CustomStringConvertible {
     /// object, shared by the models it finds: one word a model, where a `String?` is two).
     @exclusivity(unchecked) final var binding: ConfigBinding?
     /// To-one references loaded so far, by reference name (see ``Reference``).
-    final var loadedReferences: [String: LoadedReference] = [:]
+    /// (Nil until the first: an empty dictionary is a call to make and a release to free, in
+    /// every model.)
+    final var loadedReferences: [String: LoadedReference]?
 
     /// The fetched row, while the model reads it in place.
     @usableFromInline final var fetchedRow: RowValues? {

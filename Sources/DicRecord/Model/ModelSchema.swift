@@ -513,12 +513,11 @@ final class LayoutMap: Sendable {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(model).toOpaque())
         for index in loads.indices {
             let load = loads[index]
-            guard load.slot.holdsInitialValue(in: base + load.offset) else {
+            guard load.slot.replaceInitialValue(with: numbers[index].tag, bits: numbers[index].bits, in: base + load.offset) else {
                 // The ones stored so far held their initial values: they get them back.
                 for earlier in loads[..<index] { earlier.slot.restore(in: base + earlier.offset) }
                 return false
             }
-            load.slot.store(numbers[index].tag, bits: numbers[index].bits, in: base + load.offset)
         }
         return true
     }

@@ -62,8 +62,8 @@ public struct Reference<Target: Model>: ModelField {
                     info.name, of: "\(M.self)", target: "\(Target.self)", column: info.column.name)
             }
             model.storage.set(info.column.name, newValue?.id)
-            model.loadedReferences[info.name] = LoadedReference(key: model.storage.storedValueWithBytes(info.column.name) ?? StoredValue(.null),
-                                                                model: newValue)
+            model.keep(LoadedReference(key: model.storage.storedValueWithBytes(info.column.name) ?? StoredValue(.null), model: newValue),
+                       as: info.name)
         }
     }
 
@@ -177,10 +177,18 @@ extension Model {
     /// The referenced model: the one loaded for the current key, else one query.
     func loadReference<Target: Model>(_ info: ReferenceInfo, as type: Target.Type) throws -> Target? {
         guard let key = storage.storedValueWithBytes(info.column.name), key.value != .null else { return nil }
-        if let loaded = loadedReferences[info.name], loaded.key == key { return loaded.model as? Target }
+        if let loaded = loadedReferences?[info.name], loaded.key == key { return loaded.model as? Target }
         let found = try Dao<Target>(binding: binding).findById(stored: key, column: info.column.name)
-        loadedReferences[info.name] = LoadedReference(key: key, model: found)
+        keep(LoadedReference(key: key, model: found), as: info.name)
         return found
+    }
+
+    /// Keeps `loaded` as the reference `name`'s.
+    func keep(_ loaded: LoadedReference, as name: String) {
+        var kept = loadedReferences ?? [:]
+        loadedReferences = nil   // one owner: the insert copies nothing
+        kept[name] = loaded
+        loadedReferences = kept
     }
 }
 
