@@ -4,7 +4,7 @@ import Testing
 @_spi(Reflection) import Swift
 
 // A SQLite fetch of a model whose declared columns are all integers or doubles fills each model's
-// `@Column` wrappers as the rows are stepped (`ModelStream`, `LayoutMap.fill`): no block of rows
+// `@Column` wrappers as the rows are stepped (`Db.streamRows`, `LayoutMap.read`, `store`): no block of rows
 // is kept, a property read is a load from the model, and the record, when something needs one,
 // is made from the wrappers. These pin that every way of reaching a value sees what the table
 // holds, exactly, on both engines (PostgreSQL's models read their rows, as any other fetch).
@@ -241,6 +241,31 @@ final class RvCustom: Model, CustomReflectable {
     override class var tableName: String { "rv_custom" }
 }
 
+/// Counts its live instances and its `didLoad` calls.
+final class RvCounted: Model {
+    nonisolated(unsafe) static var alive = 0
+    nonisolated(unsafe) static var loaded = 0
+    @Column var n: Int = 0
+    required init() { super.init(); Self.alive += 1 }
+    deinit { Self.alive -= 1 }
+    override func didLoad() { Self.loaded += 1 }
+    override class var tableName: String { "rv_counted" }
+}
+
+/// Replaces Int, and refuses every stored value.
+struct RefusingInt: TypeConverter {
+    var storageType: StorageType { .integer }
+    func encode(_ value: Int) throws -> DatabaseValue { .integer(Int64(value)) }
+    func decode(_ value: DatabaseValue) throws -> Int {
+        throw ConversionError(kind: .invalidValue, column: nil, value: "\(value)", targetType: "Int", reason: "refused")
+    }
+}
+
+final class RvLateRefused: Model {
+    @Column var count: Int = 7
+    override class var tableName: String { "rv_late_refused" }
+}
+
 final class RvDidLoadWrites: Model {
     @Column var count: Int = 0
     @Column var twice: Int = 0
@@ -350,6 +375,50 @@ struct ModelWrapperBehaviourTests {
             #expect(try t.db.queryInt("select twice from rv_did_load_writes") == 10)
             #expect(try sub[1].delete())
             #expect(try t.db.queryInt("select count(*) from rv_sub") == 1)
+        }
+    }
+
+    /// Every model a fetch makes is returned once and freed with its array; a fetch that throws
+    /// leaves none alive (helper-62's count).
+    @Test func noModelIsLeakedOrReleasedTwice() throws {
+        try withDatabase { t throws in
+            t.context.register(RvCounted.self)
+            _ = ModelSchema.of(RvCounted.self)
+            for n in 1...50 { try t.db.update("insert into rv_counted (n) values (?)", n) }
+            let base = RvCounted.alive
+            RvCounted.loaded = 0
+            do {
+                let found = try RvCounted.dao.find("select * from rv_counted order by id")
+                #expect(found.count == 50 && found.map(\.n) == Array(1...50))
+                #expect(found.map(\.valuesInWrappers) == Array(repeating: true, count: 50))
+                #expect(found.allSatisfy { type(of: $0) == RvCounted.self })
+                #expect(RvCounted.alive == base + 50)
+                #expect(RvCounted.loaded == 50)
+            }
+            #expect(RvCounted.alive == base)
+            #expect(throws: ConversionError.self) {
+                try RvCounted.dao.find("select id, case when id = 40 then 'x' else n end as n from rv_counted order by id")
+            }
+            #expect(RvCounted.alive == base)
+        }
+    }
+
+    /// A converter registered after the fetch that refuses the value: every read falls back to
+    /// the initial value, as a model reading its row does (helper-62: the first read gave the
+    /// fetched value).
+    @Test func aRefusedReadFallsBackToTheInitialValueEveryTime() throws {
+        try withDatabase { t throws in
+            t.context.register(RvLateRefused.self)
+            try t.db.update("insert into rv_late_refused (count) values (42)")
+            let inRow = try #require(try RvLateRefused.dao.find("select *, 0 as extra from rv_late_refused").first)
+            let inWrappers = try #require(try RvLateRefused.dao.find("select * from rv_late_refused").first)
+            #expect(inWrappers.valuesInWrappers && !inRow.valuesInWrappers)
+            t.context.converters.register(RefusingInt())
+            let rowRead = inRow.count
+            let first = inWrappers.count
+            let second = inWrappers.count
+            #expect(rowRead == 7)
+            #expect(first == 7 && second == 7)
         }
     }
 }

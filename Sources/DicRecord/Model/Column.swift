@@ -67,7 +67,14 @@ public struct Column<Value>: ModelField {
         // every access: a runtime call, a retain and a release.)
         @inline(__always) get {
             // A fetched model whose wrappers hold its values (`Model.valuesInWrappers`).
-            if model.readsWrappers { return model[keyPath: storageKeyPath].initialValue }
+            if model.valuesInWrappers {
+                if model.readsWrappers { return model[keyPath: storageKeyPath].initialValue }
+                // A converter replaced a built-in conversion: the general read below asks it,
+                // through the record. The record is made first, which gives the wrappers their
+                // initial values back: the fallback copied next is the initial value, not the
+                // fetched one (helper-62).
+                model.leaveWrappersForGeneralRead()
+            }
             let offset = withUnsafeMutablePointer(to: &model[keyPath: storageKeyPath]) { Model.columnOffset($0, in: model) }
             // Copied out here: a closure reading it would carry the key path into the call.
             let initialValue = model[keyPath: storageKeyPath].initialValue

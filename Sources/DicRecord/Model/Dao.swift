@@ -328,7 +328,9 @@ public struct Dao<M: Model>: Sendable {
             return made.withUnsafeBufferPointer { made in
                 [M](unsafeUninitializedCapacity: made.count) { models, count in
                     for index in made.indices {
-                        // Made by `M()` (`ModelFactory.make`); checked in debug builds.
+                        // Unsafe, fenced: each was made by `M()` in `ModelFactory.make` (checked
+                        // in debug builds, where the tests run);
+                        // `ModelWrapperBehaviourTests.noModelIsLeakedOrReleasedTwice` counts them.
                         models.initializeElement(at: index, to: unsafeDowncast(made[index], to: M.self))
                     }
                     count = made.count

@@ -56,7 +56,7 @@ open class Model: CustomStringConvertible {
     }
 
     /// Whether a fetch stored every declared column's value in its `@Column` wrapper
-    /// (`LayoutMap.fill`): a property read is then a load from the model. It stops, with the
+    /// (`LayoutMap.read`, `LayoutMap.store`): a property read is then a load from the model. It stops, with the
     /// wrappers' initial values given back, as soon as the model makes its record (a write, or
     /// anything that asks for the record), which is read from then on.
     @inlinable final var valuesInWrappers: Bool {
@@ -72,7 +72,8 @@ open class Model: CustomStringConvertible {
 
     /// A new, empty model, not yet in the database (`id` is nil until it is saved). A dao runs
     /// it too, on an empty model, before giving the model its row: look at loaded values in
-    /// `didLoad()`, not here (a column set here is dropped for the row).
+    /// `didLoad()`, not here (a column set here is dropped for the row). A SQLite fetch runs it
+    /// as it steps the rows: a row refused later drops the models whose inits have run.
     /// ```swift
     /// let s = Student(); s.name = "张三"; s.age = 20
     /// try s.save()
@@ -94,6 +95,12 @@ open class Model: CustomStringConvertible {
     final func leaveWrappers() {
         fetched = .none
         layoutMap?.restoreWrappers(of: self)
+    }
+
+    /// Makes the record from the wrappers (which get their initial values back).
+    @usableFromInline @inline(never)
+    final func leaveWrappersForGeneralRead() {
+        if recordIfMade == nil { _ = makeRecord() }
     }
 
     /// The record over the fetched row (sharing its values), or a new model's empty one.
@@ -319,7 +326,7 @@ open class Model: CustomStringConvertible {
     /// ```
     @discardableResult
     public final func use(_ configName: String?) -> Self {
-        binding = configName.flatMap { $0.isEmpty ? nil : ConfigBinding($0) }
+        binding = configName.flatMap { $0.isEmpty ? nil : ConfigBinding.named($0) }
         return self
     }
 
@@ -631,11 +638,14 @@ enum ModelFactory {
     }
 
     /// A model holding the current row of a fetch being stepped in its wrappers
-    /// (`LayoutMap.fill`), or, when they cannot hold it, reading its row as above. Throws when
+    /// (`LayoutMap.read`, `LayoutMap.store`), or, when they cannot hold it, reading its row as above. Throws when
     /// that row holds a value a declared column refuses (`ModelSchema.checkStoredValues`).
     /// The row is read and checked before the model is made: a row that fails the load check
     /// runs no `init()` (the rows before it have run theirs).
     static func make<M: Model>(_ type: M.Type, row: SteppedRow, map: LayoutMap) throws -> M {
+        // Unsafe, fenced: the buffer is uninitialized stack memory of plain values (a tag and 64
+        // bits each, nothing to release); `read` writes every element it reports on, and the
+        // buffer is read (by `store`) only when `read` said it filled it.
         try withUnsafeTemporaryAllocation(of: WrapperNumber.self, capacity: map.wrapperLoadCount) { numbers in
             var key: Int64 = 0
             let fits = map.read(row, into: numbers, key: &key)
@@ -679,4 +689,16 @@ final class ConfigBinding: Sendable {
     init(_ name: String) {
         self.name = name
     }
+
+    /// The binding of `name`: the one made last when it names the same config (a loop that
+    /// binds each new model, `Model().use("backup")`, makes one).
+    static func named(_ name: String) -> ConfigBinding {
+        last.withLock { last in
+            if let last, last.name == name { return last }
+            let made = ConfigBinding(name)
+            last = made
+            return made
+        }
+    }
+    private static let last = Guarded<ConfigBinding?>(nil)
 }

@@ -510,6 +510,9 @@ final class LayoutMap: Sendable {
     /// instance its own keeps it: the model reads its row, and a NULL reads that value).
     func store(_ numbers: UnsafeBufferPointer<WrapperNumber>, in model: Model) -> Bool {
         guard let loads = wrapperLoads, numbers.count >= loads.count else { return false }
+        // Unsafe, fenced: each offset is where that column's wrapper lies in every instance of
+        // the model's class (`Model.columnOffset`, matched with the property by the schema), and
+        // the model is new, held by the caller alone (see `WrapperSlot`).
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(model).toOpaque())
         for index in loads.indices {
             let load = loads[index]
