@@ -421,4 +421,34 @@ struct ModelWrapperBehaviourTests {
             #expect(first == 7 && second == 7)
         }
     }
+
+    /// A model streamed through `dao.use(name)` runs against that config (its map holds it),
+    /// keeps it once a save drops the map, and `use(nil)` takes it back to the default.
+    @Test func aStreamedModelKeepsTheConfigOfItsDao() throws {
+        try withDatabase { t throws in
+            t.context.register(WrapperItem.self)
+            let backup = try DbContext.inMemory(configName: "backup")
+            backup.register(WrapperItem.self)
+            try backup.start()
+            defer { backup.stop() }
+            try Db.use("backup").update("insert into wrapper_item (count) values (5)")
+            try t.db.update("insert into wrapper_item (count) values (99)")
+            let found = try #require(try WrapperItem.dao.use("backup").find("select * from wrapper_item").first)
+            #expect(found.valuesInWrappers && found.ownBinding == nil)
+            #expect(found.configName == "backup" && found.count == 5)
+            found.count = 6
+            #expect(try found.saveOrUpdate())   // an upsert of row 1, in backup
+            #expect(found.layoutMap == nil && found.configName == "backup")
+            found.count = 7
+            #expect(try found.update())
+            #expect(try Db.use("backup").queryInt("select count from wrapper_item where id = 1") == 7)
+            let again = try #require(try WrapperItem.dao.use("backup").find("select * from wrapper_item").first)
+            again.use(nil)
+            #expect(again.configName == nil)
+            again.count = 8
+            #expect(try again.update())      // id 1 of the default config
+            #expect(try t.db.queryInt("select count from wrapper_item where id = 1") == 8)
+            #expect(try Db.use("backup").queryInt("select count from wrapper_item where id = 1") == 7)
+        }
+    }
 }

@@ -310,16 +310,15 @@ public struct Dao<M: Model>: Sendable {
         // block of rows is made or kept. Any other result is read into blocks first.
         var map: LayoutMap?
         let result = try db.streamRows(sql, arguments, start: { layout in
-            let made = schema.positions(in: layout, filling: true)
+            let made = schema.positions(in: layout, filling: true, binding: binding)
             guard made.wrapperLoads != nil, made.fastPathAllowed else { return false }
             map = made
             return true
         }, make: { row -> Model in
             // Set by `start`, which the fetch calls before the first row.
             guard let map else { preconditionFailure("a row before its layout") }
-            let model = try ModelFactory.make(M.self, row: row, map: map)
-            if let binding { model.binding = binding }
-            return model
+            // (The model's config is its map's: no reference of its own to the binding.)
+            return try ModelFactory.make(M.self, row: row, map: map)
         })
         switch result {
         case .streamed(let made):

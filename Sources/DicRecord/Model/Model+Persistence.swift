@@ -20,7 +20,7 @@ extension Model {
             // Another engine: its INSERT … RETURNING gives the generated key back.
             let plan = Db.InsertPlan(table: schema.tableName, primaryKey: schema.hasImplicitId ? "id" : "")
             let saved = try engine.write { try db.engineSave([record], plan: plan, on: $0, namingFailedItem: false)[0] > 0 }
-            layoutMap = nil
+            forgetLayoutMap()
             didSave()
             return saved
         }
@@ -41,7 +41,7 @@ extension Model {
                                     at: shape, on: connection)
             return changed > 0
         }
-        layoutMap = nil
+        forgetLayoutMap()
         didSave()
         return saved
     }
@@ -125,7 +125,7 @@ extension Model {
             RollbackUndo.finishSave(storage, key: "id", generated: returned == .null ? nil : returned, on: connection)
             return returned != nil || !hasIdColumn
         }
-        layoutMap = nil
+        forgetLayoutMap()
         didSave()
         return changed
     }

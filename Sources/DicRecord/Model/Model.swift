@@ -42,8 +42,23 @@ open class Model: CustomStringConvertible {
     /// Positions of the declared columns in the fetched layout (set by the dao).
     @usableFromInline @exclusivity(unchecked) final var layoutMap: LayoutMap?
     /// The config chosen by `use(_:)` or by the dao this model was found through (the dao's
-    /// object, shared by the models it finds: one word a model, where a `String?` is two).
-    @exclusivity(unchecked) final var binding: ConfigBinding?
+    /// object, shared by the models it finds: one word a model, where a `String?` is two). Nil
+    /// for a model a dao streamed: its map holds the dao's (`binding`), and each model would
+    /// otherwise take a reference of its own to one shared object, an atomic count each way.
+    @exclusivity(unchecked) final var ownBinding: ConfigBinding?
+
+    /// The config this model runs against: its own, else its fetch's; `ConfigBinding.unbound`
+    /// when `use(nil)` chose the default.
+    final var binding: ConfigBinding? {
+        get { ownBinding ?? layoutMap?.binding }
+        set { ownBinding = newValue }
+    }
+
+    /// Drops the fetch's layout map (a save made the record), keeping the config it bound.
+    final func forgetLayoutMap() {
+        if ownBinding == nil, let inherited = layoutMap?.binding { ownBinding = inherited }
+        layoutMap = nil
+    }
     /// To-one references loaded so far, by reference name (see ``Reference``).
     /// (Nil until the first: an empty dictionary is a call to make and a release to free, in
     /// every model.)
@@ -326,7 +341,7 @@ open class Model: CustomStringConvertible {
     /// ```
     @discardableResult
     public final func use(_ configName: String?) -> Self {
-        binding = configName.flatMap { $0.isEmpty ? nil : ConfigBinding.named($0) }
+        binding = configName.flatMap { $0.isEmpty ? nil : ConfigBinding.named($0) } ?? .unbound
         return self
     }
 
@@ -684,11 +699,15 @@ enum FetchedValues {
 
 /// The name of the config a model is bound to (`Model.use`, or the dao that found it).
 final class ConfigBinding: Sendable {
-    let name: String
+    /// Nil: the default config, chosen (`unbound`).
+    let name: String?
 
-    init(_ name: String) {
+    init(_ name: String?) {
         self.name = name
     }
+
+    /// The default config, chosen by `use(nil)` (over a config the fetch bound).
+    static let unbound = ConfigBinding(nil)
 
     /// The binding of `name`: the one made last when it names the same config (a loop that
     /// binds each new model, `Model().use("backup")`, makes one).

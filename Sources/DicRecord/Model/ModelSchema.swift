@@ -394,10 +394,12 @@ final class ModelSchema: Sendable {
     }
 
     /// For each declared column (by slot), its position in `layout`, or -1.
-    /// With `filling`, the map also says how a fetch fills the models' wrappers (`wrapperLoads`).
-    func positions(in layout: RowLayout, filling: Bool = false) -> LayoutMap {
+    /// With `filling`, the map also says how a fetch fills the models' wrappers (`wrapperLoads`),
+    /// and holds the config its models are bound to (`binding`).
+    func positions(in layout: RowLayout, filling: Bool = false, binding: ConfigBinding? = nil) -> LayoutMap {
         let positions = columns.map { layout.position(of: $0.name) ?? -1 }
-        return LayoutMap(layout: layout, schema: self, positions: positions, wrapperLoads: filling ? wrapperLoads(positions) : nil)
+        return LayoutMap(layout: layout, schema: self, positions: positions,
+                         wrapperLoads: filling ? wrapperLoads(positions) : nil, binding: binding)
     }
 
     /// Where a fetch puts each declared column's value into the model's wrapper, for rows laid
@@ -467,7 +469,12 @@ final class LayoutMap: Sendable {
     /// Where the implicit `id` is in the rows, or -1.
     let keyPosition: Int
 
-    init(layout: RowLayout, schema: ModelSchema, positions: [Int], wrapperLoads: ContiguousArray<WrapperLoad>?) {
+    /// The config of the dao whose fetch made this map, for its models (`Model.binding`).
+    let binding: ConfigBinding?
+
+    init(layout: RowLayout, schema: ModelSchema, positions: [Int], wrapperLoads: ContiguousArray<WrapperLoad>?,
+         binding: ConfigBinding? = nil) {
+        self.binding = binding
         self.layout = layout
         self.schema = schema
         self.positions = positions
