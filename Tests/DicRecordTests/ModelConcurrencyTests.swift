@@ -33,6 +33,13 @@ final class ConcGamma: Model {
     @Column var note: String = "none"
 }
 
+/// Every column an integer or a double: a SQLite fetch streams it into its wrappers.
+final class ConcTally: Model {
+    @Column var a: Int = 0
+    @Column var b: Int64?
+    @Column var c: Double = 0
+}
+
 final class ConcRow: Model {
     @Column var name: String?
     @Column var thread: Int = -1
@@ -228,6 +235,44 @@ struct ModelConcurrencyTests {
         #expect(ModelSchema.of(ConcAlpha.self).columns.map(\.name) == ["name", "tally", "ratio", "flag", "when", "tags", "bytes"])
         #expect(ModelSchema.of(ConcBeta.self).columns.map(\.slot) == [0, 1, 2, 3, 4])
         #expect(ModelSchema.of(ConcGamma.self).declarationError == nil)
+    }
+
+    /// Eight threads fetch streamed models of one class, read them, and write some back: each
+    /// thread's models are its own (the schema, its offsets and the fetch's binding are shared).
+    @Test func streamedModelsFromEightThreads() throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 120
+        try withDatabase(options: options) { t throws in
+            t.context.register(ConcTally.self)
+            try t.db.transaction { db in
+                for n in 1...100 { try db.update("insert into ConcTally (a, b, c) values (?, ?, ?)", n, n % 3 == 0 ? nil : n * 2, Double(n) / 4) }
+            }
+            let problems = Problems()
+            onThreads(8, seconds: 120) { i in
+                for round in 0..<20 {
+                    do {
+                        let all = try ConcTally.dao.find("select * from ConcTally order by id")
+                        problems.check(all.count == 100 && all.allSatisfy(\.valuesInWrappers), "thread \(i) round \(round): not streamed")
+                        for m in all {
+                            guard let id = m.id else { problems.check(false, "no id"); continue }
+                            // `a` is the row's id until its thread writes it (negative).
+                            problems.check(m.b == (id % 3 == 0 ? nil : Int64(id * 2)) && m.c == Double(id) / 4
+                                           && (m.a == id || m.a < 0), "thread \(i): row \(id) reads \(m)")
+                        }
+                        // This thread's rows (id % 8 == i) are written back: the record is made
+                        // from the wrappers, and an update writes one column.
+                        for m in all where (m.id ?? 0) % 8 == i {
+                            m.a = -(round + 1)
+                            problems.check(try m.update() && m.modifiedColumns.isEmpty, "thread \(i): update of \(m)")
+                        }
+                    } catch {
+                        problems.check(false, "thread \(i): \(error)")
+                    }
+                }
+            }
+            problems.report()
+            #expect(try t.db.queryInt("select count(*) from ConcTally where a = -20") == 100)
+        }
     }
 
     @Test func concurrentSavesWithConcurrentReads() throws {

@@ -266,6 +266,28 @@ final class RvLateRefused: Model {
     override class var tableName: String { "rv_late_refused" }
 }
 
+/// A generic base class's column and a subclass's own.
+class RvGenericBase<T>: Model {
+    @Column var a: Int = 1
+    override class var tableName: String { "rv_generic_base" }
+}
+
+final class RvGenericSub: RvGenericBase<Int> {
+    @Column var c: Double = 2
+    override class var tableName: String { "rv_generic_sub" }
+}
+
+/// A mirror that lists each wrapper under the other's name: the two are of different types
+/// (8 and 9 bytes). Its columns are what the mirror says; a fetch must not fill a wrapper with a
+/// value of the type the mirror gave its name.
+final class RvLyingMirror: Model, CustomReflectable {
+    @Column var alpha: Int = 0
+    @Column var beta: Int? = nil
+    @Column var gamma: Int = 0
+    var customMirror: Mirror { Mirror(self, children: ["_alpha": _beta, "_beta": _alpha, "_gamma": _gamma]) }
+    override class var tableName: String { "rv_lying_mirror" }
+}
+
 final class RvDidLoadWrites: Model {
     @Column var count: Int = 0
     @Column var twice: Int = 0
@@ -359,16 +381,24 @@ struct ModelWrapperBehaviourTests {
             try t.db.update("insert into rv_custom (alpha, beta) values (40, null), (41, 4.5)")
             try t.db.update("insert into rv_did_load_writes (count, twice) values (5, 0)")
             let base = try RvBase.dao.find("select * from rv_base order by id")
+            #expect(base.map(\.valuesInWrappers) == [true, true])
             #expect(base.map(\.a) == [10, 11] && base.map(\.b) == [nil, 1e300])
             let sub = try RvSub.dao.find("select * from rv_sub order by id")
+            #expect(sub.map(\.valuesInWrappers) == [true, true])
             #expect(sub.map(\.a) == [20, 21] && sub.map(\.c) == [Int64.max, Int64.min])
             #expect(sub[0].b?.sign == .minus || sub[0].b == 0)
             #expect(sub[1].b == nil)
             #expect(sub[0].record.storedValue("c") == .integer(Int64.max))
             let generic = try RvGeneric<String>.dao.find("select * from rv_generic")
+            #expect(generic.map(\.valuesInWrappers) == [true])
             #expect(generic.map(\.a) == [30] && generic.map(\.d) == [0.125])
             let custom = try RvCustom.dao.find("select * from rv_custom order by id")
+            #expect(custom.map(\.valuesInWrappers) == [true, true])
             #expect(custom.map(\.alpha) == [40, 41] && custom.map(\.beta) == [nil, 4.5])
+            // Only the key: nothing to fill, and the models stream.
+            let keys = try RvCustom.dao.find("select id from rv_custom order by id")
+            #expect(keys.map(\.valuesInWrappers) == [true, true] && keys.map(\.id) == [1, 2])
+            #expect(keys.map(\.alpha) == [0, 0] && keys[0].columnNames == ["id"])
             let loaded = try #require(try RvDidLoadWrites.dao.find("select * from rv_did_load_writes").first)
             #expect(loaded.twice == 10 && loaded.modifiedColumns == ["twice"])
             #expect(try loaded.update())
@@ -449,6 +479,36 @@ struct ModelWrapperBehaviourTests {
             #expect(try again.update())      // id 1 of the default config
             #expect(try t.db.queryInt("select count from wrapper_item where id = 1") == 8)
             #expect(try Db.use("backup").queryInt("select count from wrapper_item where id = 1") == 7)
+        }
+    }
+
+    /// A generic base class's column streams with the subclass's own.
+    @Test func aGenericBaseClassColumnStreams() throws {
+        try withDatabase { t throws in
+            t.context.register(RvGenericSub.self)
+            try t.db.update("insert into rv_generic_sub (a, c) values (5, 0.5), (6, -1.5)")
+            let found = try RvGenericSub.dao.find("select * from rv_generic_sub order by id")
+            #expect(found.map(\.valuesInWrappers) == [true, true])
+            #expect(found.map(\.a) == [5, 6] && found.map(\.c) == [0.5, -1.5])
+        }
+    }
+
+    /// A mirror that swaps its wrappers' names: the field records say which type lies at each
+    /// offset, and the fetch fills no wrapper whose field is not of the type it would write
+    /// (before, the model only read wrong values; a fill would write 9 bytes into 8). (helper-63)
+    @Test func aMirrorThatSwapsItsWrappersMakesNoFill() throws {
+        try withDatabase { t throws in
+            t.context.register(RvLyingMirror.self)
+            try t.db.update("insert into rv_lying_mirror (alpha, beta, gamma) values (1, 2, 3)")
+            // The mirror's `alpha` is an `Int?` (its child is `_beta`) at the offset of the
+            // `Column<Int>` field: the map fills nothing.
+            let schema = ModelSchema.of(RvLyingMirror.self)
+            #expect(schema.columns.map { "\($0.name):\($0.valueType)" } == ["alpha:Optional<Int>", "beta:Int", "gamma:Int"])
+            let layout = RowLayout(names: ["id", "alpha", "beta", "gamma"], registry: .shared)
+            #expect(schema.positions(in: layout, filling: true).wrapperLoads == nil)
+            let found = try #require(try RvLyingMirror.dao.find("select * from rv_lying_mirror").first)
+            #expect(!found.valuesInWrappers)
+            #expect(found.gamma == 3)   // the neighbour of the swapped pair is untouched
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A declared column of a ``Model``: its value lives in the model's record and converts lazily,
-/// exactly as a ``Record`` column does.
+/// exactly as a ``Record`` column does (a model a SQLite fetch streamed holds it in this wrapper
+/// until it makes its record).
 ///
 /// ```swift
 /// final class Student: Model {
@@ -18,7 +19,9 @@ import Foundation
 /// converter is stored as JSON text with no registration.
 @propertyWrapper
 public struct Column<Value>: ModelField {
-    /// What a new model reads before the column is set; the DEFAULT of a non-optional column.
+    /// What a new model reads before the column is set; the DEFAULT of a non-optional column. A
+    /// streamed fetch stores the fetched value here until the model makes its record
+    /// (`Model.valuesInWrappers`), and then puts the initial value back.
     @usableFromInline let initialValue: Value
 
     // Inlinable so that a model's init builds its columns without generic metadata lookups.
@@ -51,7 +54,8 @@ public struct Column<Value>: ModelField {
         set { fatalError("unreachable: wrappedValue is @available(*, unavailable); models reach the value through subscript(_enclosingInstance:)") }
     }
 
-    /// Reads and writes of the property, which go to the model's record (through the converters).
+    /// Reads and writes of the property, which read the wrapper of a streamed model and otherwise
+    /// go to the model's record (through the converters).
     /// ```swift
     /// student.name = "张三"           // marks "name" modified
     /// let age = student.age
@@ -286,6 +290,19 @@ enum WrapperKind: UInt8, Sendable {
     case int, optionalInt, int64, optionalInt64, double, optionalDouble
 
     var isOptional: Bool { self == .optionalInt || self == .optionalInt64 || self == .optionalDouble }
+
+    /// The wrapper's type: a fetch fills a wrapper only where the class's own field records say
+    /// a field of exactly this type lies (`ModelSchema.fieldTypes`).
+    var columnType: Any.Type {
+        switch self {
+        case .int: Column<Int>.self
+        case .optionalInt: Column<Int?>.self
+        case .int64: Column<Int64>.self
+        case .optionalInt64: Column<Int64?>.self
+        case .double: Column<Double>.self
+        case .optionalDouble: Column<Double?>.self
+        }
+    }
 }
 
 /// One column's wrapper kind and initial value (as the schema's prototype model held it).
@@ -330,8 +347,9 @@ struct WrapperSlot: Sendable {
     }
 
     // Unsafe, fenced: `wrapper` is where this column's `@Column` property lies in a model (the
-    // schema matched the offset with the property, whose declared type `kind` was made from),
-    // so the memory there is a `Column` of exactly that type.
+    // schema matched the offset with the property, and checked against the class's own field
+    // records that a field of exactly `kind.columnType` lies there, which a custom mirror cannot
+    // change: `ModelSchema.fieldTypes`), so the memory there is a `Column` of exactly that type.
     // `ModelWrapperLoadTests.everyKindReadsBackThroughItsPropertyAndItsRecord` reads every kind
     // back through its property and through the record made from the wrappers.
 

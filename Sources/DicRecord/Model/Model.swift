@@ -30,8 +30,9 @@ open class Model: CustomStringConvertible {
     // as much as a column read, are off. `ModelConcurrencyTests` runs models on many threads,
     // under ThreadSanitizer in .ci/run, and fails if the library itself shares one.
 
-    /// The row as a ``Record``, made on first need: a model the dao fetched reads its row's
-    /// values in place (`fetchedRow`) until something asks for the record or writes a column.
+    /// The row as a ``Record``, made on first need: a model the dao fetched reads its values
+    /// where the fetch left them (`fetched`: its row in place, or its own wrappers) until
+    /// something asks for the record or writes a column.
     @usableFromInline @exclusivity(unchecked) final var recordIfMade: Record?
     /// What a fetched model reads until it makes its record; `layoutMap` is set with it.
     @usableFromInline @exclusivity(unchecked) final var fetched: FetchedValues = .none
@@ -88,7 +89,8 @@ open class Model: CustomStringConvertible {
     /// A new, empty model, not yet in the database (`id` is nil until it is saved). A dao runs
     /// it too, on an empty model, before giving the model its row: look at loaded values in
     /// `didLoad()`, not here (a column set here is dropped for the row). A SQLite fetch runs it
-    /// as it steps the rows: a row refused later drops the models whose inits have run.
+    /// as it steps the rows, holding its connection (a query here runs nested on it; keep writes
+    /// out): a row refused later drops the models whose inits have run.
     /// ```swift
     /// let s = Student(); s.name = "张三"; s.age = 20
     /// try s.save()
@@ -660,7 +662,8 @@ enum ModelFactory {
     static func make<M: Model>(_ type: M.Type, row: SteppedRow, map: LayoutMap) throws -> M {
         // Unsafe, fenced: the buffer is uninitialized stack memory of plain values (a tag and 64
         // bits each, nothing to release); `read` writes every element it reports on, and the
-        // buffer is read (by `store`) only when `read` said it filled it.
+        // buffer is read (by `store`) only when `read` said it filled it
+        // (`ModelWrapperLoadTests.aRowTheWrappersCannotHoldIsReadAsARow` fills it partly).
         try withUnsafeTemporaryAllocation(of: WrapperNumber.self, capacity: map.wrapperLoadCount) { numbers in
             var key: Int64 = 0
             let fits = map.read(row, into: numbers, key: &key)

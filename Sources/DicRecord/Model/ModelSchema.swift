@@ -34,6 +34,10 @@ final class ModelSchema: Sendable {
     private static let cache = Guarded<[ObjectIdentifier: ModelSchema]>([:])
     /// The model class this schema describes.
     let modelType: ObjectIdentifier
+    /// The type of the stored field at each offset of the class, from its field records (what a
+    /// custom mirror says does not change them): a fetch fills a wrapper only where the field is
+    /// of exactly the wrapper's type (`wrapperLoads`).
+    private let fieldTypes: [Int: ObjectIdentifier]
 
     /// The column properties of this class met so far, by where their wrappers lie in the model
     /// object (`Model.columnOffset`), with their slots (-1 for JSON columns, which take the
@@ -171,6 +175,12 @@ final class ModelSchema: Sendable {
 
     private init(_ type: Model.Type, prototype: Model) {
         modelType = ObjectIdentifier(type)
+        var fieldTypes: [Int: ObjectIdentifier] = [:]
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 0)) { _, offset, fieldType, _ in
+            fieldTypes[offset] = ObjectIdentifier(fieldType)
+            return true
+        }
+        self.fieldTypes = fieldTypes
         typeName = String(reflecting: type)
         tableName = type.tableName
         version = type.version
@@ -413,7 +423,8 @@ final class ModelSchema: Sendable {
         }
         var loads = ContiguousArray<WrapperLoad>()
         for (slot, column) in columns.enumerated() {
-            guard let wrapper = column.wrapper, offsets[slot] > 0 else { return nil }
+            guard let wrapper = column.wrapper, offsets[slot] > 0,
+                  fieldTypes[offsets[slot]] == ObjectIdentifier(wrapper.kind.columnType) else { return nil }
             // A column the row lacks keeps its initial value, as a read of it gives.
             if positions[slot] >= 0 { loads.append(WrapperLoad(position: positions[slot], offset: offsets[slot], slot: wrapper)) }
         }
@@ -536,6 +547,8 @@ final class LayoutMap: Sendable {
     func row(ofWrappers model: Model, key: Int64) -> RowValues {
         var values = ContiguousArray<DatabaseValue>(repeating: .null, count: layout.names.count)
         if keyPosition >= 0 { values[keyPosition] = .integer(key) }
+        // Unsafe, fenced: as in `store` (each offset is that column's wrapper in every instance
+        // of the class; see `WrapperSlot` for the test).
         let base = UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque())
         for load in wrapperLoads ?? [] { values[load.position] = load.slot.value(in: base + load.offset) }
         return RowValues(values)
@@ -544,6 +557,7 @@ final class LayoutMap: Sendable {
     /// Gives `model`'s wrappers their initial values back (the model reads its record from now on).
     func restoreWrappers(of model: Model) {
         guard let loads = wrapperLoads else { return }
+        // Unsafe, fenced: as in `store`.
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(model).toOpaque())
         for load in loads { load.slot.restore(in: base + load.offset) }
     }
