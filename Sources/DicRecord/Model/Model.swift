@@ -30,11 +30,9 @@ open class Model: CustomStringConvertible {
     // as much as a column read, are off. `ModelConcurrencyTests` runs models on many threads,
     // under ThreadSanitizer in .ci/run, and fails if the library itself shares one.
 
-    /// The row as a ``Record``, made on first need: a model the dao fetched reads its values
-    /// where the fetch left them (`fetched`: its row in place, or its own wrappers) until
-    /// something asks for the record or writes a column.
-    @usableFromInline @exclusivity(unchecked) final var recordIfMade: Record?
-    /// What a fetched model reads until it makes its record; `layoutMap` is set with it.
+    /// Where the model's values are: its record, once made, or what a fetch left (its row in
+    /// place, or its own wrappers) until something asks for the record or writes a column. One
+    /// field for all of them (they are never set together): a model is bytes in every instance.
     @usableFromInline @exclusivity(unchecked) final var fetched: FetchedValues = .none
     /// Set when values arrived untyped (subscript, JSON, a record): they are checked against the
     /// declared types before the next save or update. (Declared here, it takes a byte of the
@@ -42,11 +40,29 @@ open class Model: CustomStringConvertible {
     final var needsValidation = false
     /// Positions of the declared columns in the fetched layout (set by the dao).
     @usableFromInline @exclusivity(unchecked) final var layoutMap: LayoutMap?
+    /// The model's own config binding and loaded references, in one word (`ModelSide`).
+    @exclusivity(unchecked) final var side: ModelSide = .none
+
     /// The config chosen by `use(_:)` or by the dao this model was found through (the dao's
     /// object, shared by the models it finds: one word a model, where a `String?` is two). Nil
     /// for a model a dao streamed: its map holds the dao's (`binding`), and each model would
     /// otherwise take a reference of its own to one shared object, an atomic count each way.
-    @exclusivity(unchecked) final var ownBinding: ConfigBinding?
+    final var ownBinding: ConfigBinding? {
+        get {
+            switch side {
+            case .none: nil
+            case .bound(let binding): binding
+            case .withReferences(let extras): extras.binding
+            }
+        }
+        set {
+            if case .withReferences(let extras) = side {
+                extras.binding = newValue
+            } else {
+                side = newValue.map { .bound($0) } ?? .none
+            }
+        }
+    }
 
     /// The config this model runs against: its own, else its fetch's; `ConfigBinding.unbound`
     /// when `use(nil)` chose the default.
@@ -60,15 +76,31 @@ open class Model: CustomStringConvertible {
         if ownBinding == nil, let inherited = layoutMap?.binding { ownBinding = inherited }
         layoutMap = nil
     }
-    /// To-one references loaded so far, by reference name (see ``Reference``).
-    /// (Nil until the first: an empty dictionary is a call to make and a release to free, in
-    /// every model.)
-    final var loadedReferences: [String: LoadedReference]?
+    /// To-one references loaded so far, by reference name (see ``Reference``); nil before the first.
+    final var loadedReferences: [String: LoadedReference]? {
+        if case .withReferences(let extras) = side { extras.loadedReferences } else { nil }
+    }
+
+    /// Keeps `loaded` as the reference `name`'s.
+    final func keep(_ loaded: LoadedReference, as name: String) {
+        let extras: ModelExtras
+        if case .withReferences(let kept) = side {
+            extras = kept
+        } else {
+            extras = ModelExtras(binding: ownBinding)
+            side = .withReferences(extras)
+        }
+        extras.loadedReferences[name] = loaded
+    }
+
+    /// The row as a ``Record``, once made (`storage` makes it on first need).
+    @inlinable final var recordIfMade: Record? {
+        if case .record(let record) = fetched { record } else { nil }
+    }
 
     /// The fetched row, while the model reads it in place.
     @usableFromInline final var fetchedRow: RowValues? {
-        get { if case .row(let row) = fetched { row } else { nil } }
-        set { fetched = newValue.map { .row($0) } ?? .none }
+        if case .row(let row) = fetched { row } else { nil }
     }
 
     /// Whether a fetch stored every declared column's value in its `@Column` wrapper
@@ -102,8 +134,7 @@ open class Model: CustomStringConvertible {
         get { recordIfMade ?? makeRecord() }
         set {
             if valuesInWrappers { leaveWrappers() }
-            recordIfMade = newValue
-            fetchedRow = nil
+            fetched = .record(newValue)
         }
     }
 
@@ -146,8 +177,7 @@ open class Model: CustomStringConvertible {
                 ? Record(writing: RowLayout.idOnly, values: RowValues(storage: RowStorage.array(CollectionOfOne(.null), capacity: room), start: 0, count: 1))
                 : Record()
         }
-        recordIfMade = made
-        fetchedRow = nil
+        fetched = .record(made)
         return made
     }
 
@@ -648,8 +678,7 @@ enum ModelFactory {
     static func make<M: Model>(_ type: M.Type, row: consuming RowValues, map: LayoutMap) -> M {
         let model = M()
         // As above: whatever an init wrote is dropped for the fetched row.
-        if model.recordIfMade != nil { model.recordIfMade = nil }
-        model.fetchedRow = consume row
+        model.fetched = .row(consume row)
         model.layoutMap = map
         return model
     }
@@ -674,25 +703,26 @@ enum ModelFactory {
                 values = read
             }
             let model = M()
-            if model.recordIfMade != nil { model.recordIfMade = nil }
             model.layoutMap = map
             if fits, map.store(UnsafeBufferPointer(numbers), in: model) {
                 model.fetched = .inWrappers(key: key)
             } else {
                 // (A row that fits holds only exact values: the load check has nothing to refuse.)
-                model.fetchedRow = values ?? row.values()
+                model.fetched = .row(values ?? row.values())
             }
             return model
         }
     }
 }
 
-/// What a fetched model reads before it makes its record. One field for both forms: a model is
-/// bytes in every instance, and the key fits in the row's place (17 bytes, the flags after it).
+/// Where a model's values are: its record, or what a fetch left before the record is made. One
+/// field for all: a model is bytes in every instance (17 bytes, the flags after it).
 @usableFromInline
 enum FetchedValues {
-    /// Nothing fetched, or the record is made.
+    /// A new model that has not made its record yet.
     case none
+    /// The model's record (`Model.recordIfMade`).
+    case record(Record)
     /// The fetched row, read in place (`Model.fetchedRow`).
     case row(RowValues)
     /// The declared columns' values are in the wrappers (`Model.valuesInWrappers`), with the
@@ -723,4 +753,24 @@ final class ConfigBinding: Sendable {
         }
     }
     private static let last = Guarded<ConfigBinding?>(nil)
+}
+
+/// A model's own config binding and loaded references, in one word: most models have neither, a
+/// model bound with `use(_:)` shares its binding object, and only a model that loaded a
+/// reference has an object of its own (`ModelExtras`).
+enum ModelSide {
+    case none
+    case bound(ConfigBinding)
+    case withReferences(ModelExtras)
+}
+
+/// What a model that loaded a reference keeps: its binding, and the references by name. Used
+/// by its model alone (a model is used by one thread at a time).
+final class ModelExtras {
+    var binding: ConfigBinding?
+    var loadedReferences: [String: LoadedReference] = [:]
+
+    init(binding: ConfigBinding?) {
+        self.binding = binding
+    }
 }

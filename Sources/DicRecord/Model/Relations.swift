@@ -183,13 +183,6 @@ extension Model {
         return found
     }
 
-    /// Keeps `loaded` as the reference `name`'s.
-    func keep(_ loaded: LoadedReference, as name: String) {
-        var kept = loadedReferences ?? [:]
-        loadedReferences = nil   // one owner: the insert copies nothing
-        kept[name] = loaded
-        loadedReferences = kept
-    }
 }
 
 extension ModelType {
