@@ -51,9 +51,10 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Runs `body` on the writer, joining the writer this thread already holds.
     func write<T>(_ body: (Connection) throws -> T) throws -> T {
-        let writer = try requireWriter()
         let leases = ThreadLeases.current
-        if leases.writer(of: id) != nil { return try body(writer) }
+        // This thread holds the writer (a transaction's body): it is the pool's writer itself.
+        if let held = leases.writer(of: id) { return try body(held) }
+        let writer = try requireWriter()
         // An async call trying its caller's thread: writes always move to a pool thread (SQLite's
         // busy handler may sleep while another process holds the file, and a cooperative thread
         // must not).

@@ -271,15 +271,22 @@ public struct Dao<M: Model>: Sendable {
     /// model's work runs (a model writes through its dao's: `Model.persistenceTarget`). `known`
     /// is the model's schema when the caller holds it already.
     func target(schema known: ModelSchema? = nil) throws -> (db: Db, schema: ModelSchema) {
+        let contexts = ContextRegistry.active
+        let (context, schema) = try targetContext(schema: known, in: contexts)
+        return (Db(context: context, contexts: contexts), schema)
+    }
+
+    /// `target`'s context itself, for a caller that needs no `Db` handle (a model's save: the
+    /// handle is three references to take and give back on every save).
+    func targetContext(schema known: ModelSchema?, in contexts: ContextRegistry) throws -> (context: DbContext, schema: ModelSchema) {
         let schema = known ?? ModelSchema.of(M.self)
         // Tested first: binding the error copies it (two `memcpy`s on every save and find).
         if schema.hasDeclarationError, let error = schema.declarationError { throw error }
-        let contexts = ContextRegistry.active
         let name = configName
         let context = try schema.context(in: contexts, named: name) {
             try contexts.context(declaring: ObjectIdentifier(M.self), model: "\(M.self)", named: name)
         }
-        return (Db(context: context, contexts: contexts), schema)
+        return (context, schema)
     }
 
     /// A one-value key method on a model with a composite key would match on its first column only.

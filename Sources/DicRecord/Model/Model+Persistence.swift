@@ -11,14 +11,15 @@ extension Model {
     /// ```
     @discardableResult
     public final func save() throws -> Bool {
-        let (db, schema) = try persistenceTarget()
+        let contexts = ContextRegistry.active
+        let (context, schema) = try persistenceContext(in: contexts)
         try willSave()
-        try prepareWrite(schema, db: db, inserting: true)
+        try prepareWrite(schema, context: context, inserting: true)
         let record = storage
-        let context = try db.context()
         if let engine = try context.externalPool() {
             // Another engine: its INSERT … RETURNING gives the generated key back.
             let plan = Db.InsertPlan(table: schema.tableName, primaryKey: schema.hasImplicitId ? "id" : "")
+            let db = Db(context: context, contexts: contexts)
             let saved = try engine.write { try db.engineSave([record], plan: plan, on: $0, namingFailedItem: false)[0] > 0 }
             forgetLayoutMap()
             didSave()
@@ -56,7 +57,7 @@ extension Model {
         let (db, schema) = try persistenceTarget()
         guard !storage.modifiedColumns.isEmpty else { return false }
         try willSave()
-        try prepareWrite(schema, db: db, inserting: false)
+        try prepareWrite(schema, context: db.context(), inserting: false)
         let updated = try db.updateRecord(schema.tableName, storage, primaryKey: schema.keyColumns.joined(separator: ","))
         if updated { didSave() }
         return updated
@@ -86,7 +87,7 @@ extension Model {
     public final func saveOrUpdate() throws -> Bool {
         let (db, schema) = try persistenceTarget()
         try willSave()
-        try prepareWrite(schema, db: db, inserting: true)
+        try prepareWrite(schema, context: db.context(), inserting: true)
         let table = schema.tableName
         _ = try storage.modifiedStoredColumns()   // throws a value that could not be encoded
         // Names as SQLite compares them (`RowLayout.columnKey`).
@@ -146,9 +147,14 @@ extension Model {
         try Dao<Self>(binding: binding).target(schema: schema)
     }
 
+    /// `persistenceTarget`'s context, without the `Db` handle (see `Dao.targetContext`).
+    final func persistenceContext(in contexts: ContextRegistry) throws -> (DbContext, ModelSchema) {
+        try Dao<Self>(binding: binding).targetContext(schema: schema, in: contexts)
+    }
+
     /// Brings untyped values to their declared types (or refuses them), fills in the initial value
     /// of unset non-optional columns on insert, and stamps createdAt/updatedAt.
-    private func prepareWrite(_ schema: ModelSchema, db: Db, inserting: Bool) throws {
+    private func prepareWrite(_ schema: ModelSchema, context: DbContext, inserting: Bool) throws {
         // What the model reads for an unset column is this instance's initial value, which need
         // not be the table's DEFAULT (`= UUID()`, or a default changed since the table was made).
         // A row with as many columns as declared has them all: the common case costs nothing.
@@ -161,7 +167,7 @@ extension Model {
             }
         }
         if needsValidation {
-            let registry = try db.context().converters
+            let registry = context.converters
             for (name, value) in try storage.modifiedStoredColumns() {
                 guard let column = schema.column(named: name) else { continue }
                 do {

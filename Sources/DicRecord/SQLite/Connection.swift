@@ -30,11 +30,16 @@ public final class Connection: @unchecked Sendable {
     /// StopWhileInUseTests, run under ThreadSanitizer by .ci/run, fail if two threads ever do.)
     @exclusivity(unchecked) private var cache: StatementCache
     /// Depth of `tx`/`transaction` nesting on this connection: 0 outside, 1 in BEGIN, 2+ in SAVEPOINTs.
-    package var transactionDepth = 0
+    /// (Unsafe, fenced, as `cache` is: only the connection's holder touches it, so the runtime's
+    /// exclusivity check, two of which cost about 150 instructions on every save, is off.
+    /// ConcurrencyStressTests and StopWhileInUseTests, run under ThreadSanitizer by .ci/run, fail
+    /// if two threads ever touch it at once.)
+    @exclusivity(unchecked) package var transactionDepth = 0
     /// What the layers above changed in memory inside this connection's transactions, to put back
     /// if one rolls back (`Db/Transactions.swift` keeps its save undo list here). The connection
-    /// only holds it: one object for the connection's life, not one per save.
-    package var undoLog: AnyObject?
+    /// only holds it: one object for the connection's life, not one per save. (Unsafe, fenced, as
+    /// `transactionDepth` is, with the same tests.)
+    @exclusivity(unchecked) package var undoLog: AnyObject?
     private var isClosed = false
     /// False once the connection is closed (its pool closes it when the context stops, never
     /// while a call uses it).
