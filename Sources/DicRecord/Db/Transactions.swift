@@ -285,22 +285,8 @@ struct RollbackUndo {
         let writtenKey = generated == nil ? nil : key
         let (previous, keyPosition, cleared) = record.finishWrite(key: writtenKey, generated: generated, at: shape)
         guard depth > 0 else { return }
-        let log: SaveUndoLog
-        if let known = connection.undoLog as? SaveUndoLog {
-            log = known
-        } else {
-            log = SaveUndoLog()
-            connection.undoLog = log
-        }
-        let previousKey: PreviousKey = switch previous {
-        case nil: .absent
-        case .null?: .null
-        default: .other
-        }
-        let extra = previousKey == .other || !cleared.more.isEmpty
-            ? Extra(more: cleared.more, previousKey: previousKey == .other ? previous : nil) : nil
-        log.append(RollbackUndo(record: record, layout: cleared.layout, bits: cleared.bits, extra: extra, depth: Int32(depth),
-                                keyPosition: keyPosition.map(Int32.init) ?? -1, previousKey: previousKey))
+        let log = (connection.undoLog as? SaveUndoLog) ?? SaveUndoLog.installed(on: connection)
+        log.note(record, cleared: cleared, previous: previous, keyPosition: keyPosition, depth: depth)
     }
 
     func apply() {
@@ -333,6 +319,27 @@ final class SaveUndoLog {
     static let chunkSize = 1024
 
     var isEmpty: Bool { tail.isEmpty && full.isEmpty }
+
+    /// A connection's first log (its first save in a transaction).
+    static func installed(on connection: some EngineConnection) -> SaveUndoLog {
+        let log = SaveUndoLog()
+        connection.undoLog = log
+        return log
+    }
+
+    /// Notes a save of `record`, made at `depth`, whose write cleared `cleared` and replaced the
+    /// key's `previous` value at `keyPosition` (nil: no key written).
+    func note(_ record: Record, cleared: consuming Record.ModifiedSet, previous: DatabaseValue?, keyPosition: Int?, depth: Int) {
+        let previousKey: RollbackUndo.PreviousKey = switch previous {
+        case nil: .absent
+        case .null?: .null
+        default: .other
+        }
+        let extra = previousKey == .other || !cleared.more.isEmpty
+            ? RollbackUndo.Extra(more: cleared.more, previousKey: previousKey == .other ? previous : nil) : nil
+        append(RollbackUndo(record: record, layout: cleared.layout, bits: cleared.bits, extra: extra, depth: Int32(depth),
+                            keyPosition: keyPosition.map(Int32.init) ?? -1, previousKey: previousKey))
+    }
 
     func append(_ undo: consuming RollbackUndo) {
         // The tail grows as it fills (most transactions save a few records), up to a chunk;
