@@ -30,8 +30,62 @@ final class Employee: Person {
     @Column var tags: [String]?
 }
 
+/// Saved with a different set of columns each time (only this suite's test saves it).
+final class ManyShapes: Model {
+    @Column var a0: Int?
+    @Column var a1: Int?
+    @Column var a2: Int?
+    @Column var a3: Int?
+    @Column var a4: Int?
+    @Column var a5: Int?
+    @Column var a6: Int?
+    override class var tableName: String { "many_shapes" }
+
+    var columns: [Int?] { [a0, a1, a2, a3, a4, a5, a6] }
+
+    /// Writes column `i` only.
+    func write(_ i: Int, _ value: Int) {
+        switch i {
+        case 0: a0 = value
+        case 1: a1 = value
+        case 2: a2 = value
+        case 3: a3 = value
+        case 4: a4 = value
+        case 5: a5 = value
+        default: a6 = value
+        }
+    }
+}
+
 @Suite("Model")
 struct ModelTests {
+    /// A schema keeps the INSERTs of the shapes it saved, read by every save without a lock, up to
+    /// its limit; past it a save builds its SQL, and every row still lands in its own columns.
+    @Test func insertsOfManyShapesStopBeingKeptAtTheLimit() throws {
+        try withDatabase { t throws in
+            t.context.register(ManyShapes.self)
+            let masks = Array(1...100)
+            #expect(masks.count > ModelSchema.insertsKeptLimit)
+            for round in 0..<2 {
+                for mask in masks {
+                    let m = ManyShapes()
+                    // Only the columns of the mask are written: each mask is a shape of its own.
+                    for i in 0..<7 where mask & (1 << i) != 0 { m.write(i, mask * 10 + i + round * 10_000) }
+                    #expect(try m.save())
+                }
+            }
+            let schema = try #require(ModelSchema.existing(ManyShapes.self))
+            #expect(schema.insertsKeptCount == ModelSchema.insertsKeptLimit)
+            let found = try ManyShapes.dao.find("select * from many_shapes order by id")
+            #expect(found.count == 2 * masks.count)
+            for (index, model) in found.enumerated() {
+                let round = index / masks.count, mask = masks[index % masks.count]
+                let expected: [Int?] = (0..<7).map { i in mask & (1 << i) != 0 ? mask * 10 + i + round * 10_000 : nil }
+                #expect(model.columns == expected, "row \(index)")
+            }
+        }
+    }
+
     /// A database with `student` registered and 20 rows "张0"…"张19" aged 0…19.
     private func withStudents<T>(_ engine: Engine = .sqlite, _ body: (TestDatabase) throws -> T) throws -> T {
         try withDatabase(engine: engine) { t throws in

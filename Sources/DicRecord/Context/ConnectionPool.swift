@@ -69,9 +69,9 @@ final class ConnectionPool: @unchecked Sendable {
     /// it runs, then given back (a transaction left open by raw SQL is rolled back, and throws).
     @inline(__always)
     private func runTaken<T>(_ writer: Connection, _ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T {
-        leases.writers[id] = writer
+        leases.install(writer: writer, of: id)
         defer {
-            leases.writers[id] = nil
+            leases.removeWriter(of: id)
             releaseWriter()
         }
         let result: T
@@ -109,8 +109,8 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Runs `body` with `writer` installed as this thread's (an async transaction's turn).
     private func holding<T>(_ writer: Connection, _ leases: ThreadLeases, _ body: (Connection) throws -> T) throws -> T {
-        leases.writers[id] = writer
-        defer { leases.writers[id] = nil }
+        leases.install(writer: writer, of: id)
+        defer { leases.removeWriter(of: id) }
         return try body(writer)
     }
 

@@ -6,7 +6,11 @@ import Foundation
 final class ThreadLeases {
     // One thread's own object: no other thread ever touches it, so the runtime's exclusivity
     // checks (which cost as much as the accesses) are off.
-    @exclusivity(unchecked) var writers: [ObjectIdentifier: Connection] = [:]
+    @exclusivity(unchecked) private(set) var writers: [ObjectIdentifier: Connection] = [:]
+    /// The writer installed last and its pool's id, while it is installed: a save asks for its
+    /// writer on every call, and this answers without hashing or copying the table.
+    @exclusivity(unchecked) private var lastWriterPool: ObjectIdentifier?
+    @exclusivity(unchecked) private var lastWriter: Connection?
     @exclusivity(unchecked) var readers: [ObjectIdentifier: Connection] = [:]
     /// While this thread runs a call of the async API: the flag the task's cancellation sets.
     @exclusivity(unchecked) var cancellation: CancellationFlag?
@@ -29,11 +33,24 @@ final class ThreadLeases {
     /// nearly always: those cases are answered without hashing (a save asks on every call).
     @inline(__always)
     func writer(of id: ObjectIdentifier) -> Connection? {
-        if writers.count <= 1 {
-            guard let only = writers.first, only.key == id else { return nil }
-            return only.value
+        if lastWriterPool == id { return lastWriter }
+        return writers.isEmpty ? nil : writers[id]
+    }
+
+    /// Installs `writer` as the one this thread holds of pool `id`.
+    func install(writer: Connection, of id: ObjectIdentifier) {
+        writers[id] = writer
+        lastWriterPool = id
+        lastWriter = writer
+    }
+
+    /// Removes the writer this thread holds of pool `id`.
+    func removeWriter(of id: ObjectIdentifier) {
+        writers[id] = nil
+        if lastWriterPool == id {
+            lastWriterPool = nil
+            lastWriter = nil
         }
-        return writers[id]
     }
 
     private static let slot = ThreadSlot<ThreadLeases>()

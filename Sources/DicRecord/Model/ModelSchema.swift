@@ -257,7 +257,12 @@ final class ModelSchema: Sendable {
             || last.shape.hasColumns(of: row.shape) { return last.sql }
         let sql = SqlText.insert(into: tableName, columns: row.names)
         // Kept without its values (a large text or blob of the last row is not held).
-        lastInsert.withLock { $0 = LastInsert(shape: row.shape, sql: sql) }
+        let made = LastInsert(shape: row.shape, sql: sql)
+        insertsKept.withLock { kept in
+            guard kept.count < Self.insertsKeptLimit else { return }
+            kept.append(made)
+            lastInsert.store(Unmanaged.passUnretained(made), ordering: .releasing)
+        }
         return sql
     }
     /// The shape and SQL of an INSERT built, as one object: reading it is one retain, where a
@@ -270,9 +275,19 @@ final class ModelSchema: Sendable {
             self.sql = sql
         }
     }
-    private let lastInsert = Guarded<LastInsert?>(nil)
-    /// The last INSERT built (its shape also saves the next snapshot a key lookup).
-    var lastInsertStatement: LastInsert? { lastInsert.withLock { $0 } }
+    /// The last INSERT built (its shape also saves the next snapshot a key lookup), read by every
+    /// save without a lock: a lock and its release were two atomic operations a save.
+    ///
+    /// Unretained, as `offsetSlots`: every INSERT published here stays in `insertsKept` for the
+    /// schema's life (a schema in `cache` is never freed), so a reader's load stays valid. Past
+    /// `insertsKeptLimit` shapes none is kept or published: a save of a shape not kept builds its
+    /// SQL. `ModelTests.insertsOfManyShapesStopBeingKeptAtTheLimit` checks both.
+    private let lastInsert = Atomic<Unmanaged<LastInsert>?>(nil)
+    private let insertsKept = Guarded<[LastInsert]>([])
+    static let insertsKeptLimit = 64
+    var lastInsertStatement: LastInsert? { lastInsert.load(ordering: .acquiring)?.takeUnretainedValue() }
+    /// How many INSERTs are kept (tests).
+    var insertsKeptCount: Int { insertsKept.withLock { $0.count } }
 
     /// The FTS5 table that indexes the `searchColumns` of the model table `table`: the dao
     /// searches it, schema upkeep creates it and its triggers.
