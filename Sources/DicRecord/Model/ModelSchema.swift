@@ -255,15 +255,21 @@ final class ModelSchema: Sendable {
         // a release and the copy's own code, 100 instructions a save).
         if let last, (last.shape.layout === row.shape.layout && last.shape.omitted == row.shape.omitted)
             || last.shape.hasColumns(of: row.shape) { return last.sql }
-        let sql = SqlText.insert(into: tableName, columns: row.names)
-        // Kept without its values (a large text or blob of the last row is not held).
-        let made = LastInsert(shape: row.shape, sql: sql)
-        insertsKept.withLock { kept in
-            guard kept.count < Self.insertsKeptLimit else { return }
+        return insertsKept.withLock { kept -> String in
+            // A shape kept already is published again (models saved in two shapes by turns);
+            // a new one is kept and published while there is room, else its SQL is built each time.
+            if let known = kept.first(where: { $0.shape.hasColumns(of: row.shape) }) {
+                lastInsert.store(Unmanaged.passUnretained(known), ordering: .releasing)
+                return known.sql
+            }
+            let sql = SqlText.insert(into: tableName, columns: row.names)
+            guard kept.count < Self.insertsKeptLimit else { return sql }
+            // Kept without its values (a large text or blob of the last row is not held).
+            let made = LastInsert(shape: row.shape, sql: sql)
             kept.append(made)
             lastInsert.store(Unmanaged.passUnretained(made), ordering: .releasing)
+            return sql
         }
-        return sql
     }
     /// The shape and SQL of an INSERT built, as one object: reading it is one retain, where a
     /// tuple of them was copied field by field (250 instructions on every save).
@@ -280,8 +286,9 @@ final class ModelSchema: Sendable {
     ///
     /// Unretained, as `offsetSlots`: every INSERT published here stays in `insertsKept` for the
     /// schema's life (a schema in `cache` is never freed), so a reader's load stays valid. Past
-    /// `insertsKeptLimit` shapes none is kept or published: a save of a shape not kept builds its
-    /// SQL. `ModelTests.insertsOfManyShapesStopBeingKeptAtTheLimit` checks both.
+    /// `insertsKeptLimit` shapes no new one is kept or published: a save of a shape not kept builds
+    /// its SQL. A kept shape saved again is published again. `ModelTests.insertsOfManyShapesStopBeingKeptAtTheLimit`
+    /// and `twoShapesSavedByTurnsStayPublished` check them.
     private let lastInsert = Atomic<Unmanaged<LastInsert>?>(nil)
     private let insertsKept = Guarded<[LastInsert]>([])
     static let insertsKeptLimit = 64
