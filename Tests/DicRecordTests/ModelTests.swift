@@ -69,22 +69,26 @@ struct ModelTests {
     /// Two shapes saved by turns are two kept INSERTs, however many saves: the one published is
     /// always the last one saved (review of 1d4e62e: each miss kept a copy, and after 64 the
     /// published one froze on the 64th).
-    @Test func twoShapesSavedByTurnsStayPublished() throws {
+    /// Both ways a model saves keep their INSERTs so: from its record, and from its wrappers (a
+    /// new model of numeric columns, `Model.keepsInWrapper`). The record is made first for the former.
+    @Test(arguments: [true, false]) func twoShapesSavedByTurnsStayPublished(throughRecord: Bool) throws {
         try withDatabase { t throws in
             t.context.register(TwoShapes.self)
             for i in 0..<(2 * ModelSchema.insertsKeptLimit + 3) {
                 let m = TwoShapes()
+                if throughRecord { _ = m.record }
                 if i % 2 == 0 { m.a0 = i } else { m.a1 = i }
                 #expect(try m.save())
             }
             let schema = try #require(ModelSchema.existing(TwoShapes.self))
-            #expect(schema.insertsKeptCount == 2)
+            #expect(Self.insertsKept(schema, throughRecord) == 2)
             for i in 0..<3 {
                 let m = TwoShapes()
+                if throughRecord { _ = m.record }
                 m.a1 = 1000 + i
                 #expect(try m.save())
-                #expect(try #require(schema.lastInsertStatement?.sql).contains("\"a1\""))
-                #expect(!(try #require(schema.lastInsertStatement?.sql).contains("\"a0\"")))
+                let published = try #require(throughRecord ? schema.lastInsertStatement?.sql : schema.newModelWrappers?.lastInsertSQL)
+                #expect(published.contains("\"a1\"") && !published.contains("\"a0\""))
             }
             let rows = try t.db.find("select a0, a1 from two_shapes order by id")
             #expect(rows.count == 2 * ModelSchema.insertsKeptLimit + 6)
@@ -103,7 +107,7 @@ struct ModelTests {
 
     /// A schema keeps the INSERTs of the shapes it saved, read by every save without a lock, up to
     /// its limit; past it a save builds its SQL, and every row still lands in its own columns.
-    @Test func insertsOfManyShapesStopBeingKeptAtTheLimit() throws {
+    @Test(arguments: [true, false]) func insertsOfManyShapesStopBeingKeptAtTheLimit(throughRecord: Bool) throws {
         try withDatabase { t throws in
             t.context.register(ManyShapes.self)
             let masks = Array(1...100)
@@ -111,13 +115,14 @@ struct ModelTests {
             for round in 0..<2 {
                 for mask in masks {
                     let m = ManyShapes()
+                    if throughRecord { _ = m.record }
                     // Only the columns of the mask are written: each mask is a shape of its own.
                     for i in 0..<7 where mask & (1 << i) != 0 { m.write(i, mask * 10 + i + round * 10_000) }
                     #expect(try m.save())
                 }
             }
             let schema = try #require(ModelSchema.existing(ManyShapes.self))
-            #expect(schema.insertsKeptCount == ModelSchema.insertsKeptLimit)
+            #expect(Self.insertsKept(schema, throughRecord) == ModelSchema.insertsKeptLimit)
             let found = try ManyShapes.dao.find("select * from many_shapes order by id")
             #expect(found.count == 2 * masks.count)
             for (index, model) in found.enumerated() {
@@ -126,6 +131,11 @@ struct ModelTests {
                 #expect(model.columns == expected, "row \(index)")
             }
         }
+    }
+
+    /// How many INSERTs `schema` keeps for saves from records, or from new models' wrappers.
+    private static func insertsKept(_ schema: ModelSchema, _ throughRecord: Bool) -> Int? {
+        throughRecord ? schema.insertsKeptCount : schema.newModelWrappers?.insertsKeptCount
     }
 
     /// A database with `student` registered and 20 rows "张0"…"张19" aged 0…19.

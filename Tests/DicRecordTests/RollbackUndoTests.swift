@@ -224,7 +224,7 @@ final class UndoPupil: Model {
             // A key that held another value gets it back.
             let record = try Record(["name": "x", "id": 7])
             let layout = record.layout   // (one thread: no lock needed)
-            let undo = RollbackUndo(record: record, layout: layout, bits: 0b1, extra: .init(more: [], previousKey: .integer(5)),
+            let undo = RollbackUndo(target: record, layout: layout, bits: 0b1, extra: .init(more: [], previousKey: .integer(5)),
                                     depth: 1, keyPosition: 1, previousKey: .other)
             _ = record.clearModified()
             undo.apply()

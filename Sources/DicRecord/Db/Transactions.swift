@@ -248,10 +248,12 @@ extension Db {
 /// `save()` inserts again and `update()` still sees the edits: a rolled-back write is never
 /// mistaken for a stored one.
 struct RollbackUndo {
-    let record: Record
-    /// The record's layout right after the save: the cleared flags and the key are positions in it.
-    let layout: RowLayout
-    /// The flags cleared, of the first 64 columns.
+    /// The record saved, or a `SaveUndoing` object that saved with no record.
+    let target: AnyObject
+    /// The record's layout right after the save: the cleared flags and the key are positions in
+    /// it. Nil for a `SaveUndoing` target.
+    let layout: RowLayout?
+    /// The flags cleared, of the first 64 columns (what a `SaveUndoing` target was given).
     let bits: UInt64
     /// What is rare: flags past the 64th, and a key's previous value other than NULL.
     let extra: Extra?
@@ -289,7 +291,21 @@ struct RollbackUndo {
         log.note(record, cleared: cleared, previous: previous, keyPosition: keyPosition, depth: depth)
     }
 
+    /// Ends a save that wrote no record: `target` takes it back itself, given `written`, should
+    /// the transaction roll back (nothing to note in autocommit).
+    static func finishSave(of target: some SaveUndoing, written: UInt64, on connection: some EngineConnection) {
+        let depth = connection.transactionDepth
+        guard depth > 0 else { return }
+        let log = (connection.undoLog as? SaveUndoLog) ?? SaveUndoLog.installed(on: connection)
+        log.append(RollbackUndo(target: target, layout: nil, bits: written, extra: nil, depth: Int32(depth),
+                                keyPosition: -1, previousKey: .absent))
+    }
+
     func apply() {
+        guard let record = target as? Record, let layout else {
+            (target as? any SaveUndoing)?.undoSave(written: bits)
+            return
+        }
         if keyPosition >= 0 {
             let key = layout.names[Int(keyPosition)]
             switch previousKey {
@@ -300,6 +316,13 @@ struct RollbackUndo {
         }
         record.markModified(Record.ModifiedSet(layout: layout, bits: bits, more: extra?.more ?? []))
     }
+}
+
+/// What a save that wrote no record saved (a model that saved from its wrappers), which takes
+/// the save back itself when the transaction rolls back.
+protocol SaveUndoing: AnyObject {
+    /// The save of the columns `written` (as the object noted them) rolled back.
+    func undoSave(written: UInt64)
 }
 
 /// The saves of a connection's open transactions that a rollback would take back, newest last,
@@ -337,7 +360,7 @@ final class SaveUndoLog {
         }
         let extra = previousKey == .other || !cleared.more.isEmpty
             ? RollbackUndo.Extra(more: cleared.more, previousKey: previousKey == .other ? previous : nil) : nil
-        append(RollbackUndo(record: record, layout: cleared.layout, bits: cleared.bits, extra: extra, depth: Int32(depth),
+        append(RollbackUndo(target: record, layout: cleared.layout, bits: cleared.bits, extra: extra, depth: Int32(depth),
                             keyPosition: keyPosition.map(Int32.init) ?? -1, previousKey: previousKey))
     }
 

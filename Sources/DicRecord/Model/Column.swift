@@ -70,7 +70,8 @@ public struct Column<Value>: ModelField {
         // never made. (Handing the key path to a call, even on a slow path, would make it on
         // every access: a runtime call, a retain and a release.)
         @inline(__always) get {
-            // A fetched model whose wrappers hold its values (`Model.valuesInWrappers`).
+            // A fetched model whose wrappers hold its values, or a new model's written ones
+            // (`Model.valuesInWrappers`).
             if model.valuesInWrappers {
                 if model.readsWrappers { return model[keyPath: storageKeyPath].initialValue }
                 // A converter replaced a built-in conversion: the general read below asks it,
@@ -95,6 +96,12 @@ public struct Column<Value>: ModelField {
         }
         @inline(__always) set {
             let offset = withUnsafeMutablePointer(to: &model[keyPath: storageKeyPath]) { Model.columnOffset($0, in: model) }
+            // A new model keeps what is written to a numeric column in the wrapper, until it
+            // makes its record or is saved (`Model.keepsInWrapper`).
+            if model.keepsInWrapper(offset: offset, newValue) {
+                model[keyPath: storageKeyPath] = Column(wrappedValue: newValue)
+                return
+            }
             if model.writeColumn(offset: offset, newValue) { return }
             model.learnColumn(offset: offset)
             model.writeColumn(offset: offset, newValue)
@@ -370,33 +377,47 @@ struct WrapperSlot: Sendable {
     /// it holds another (an init that gives each instance its own keeps it).
     @inline(__always)
     func replaceInitialValue(with tag: RowTag, bits: UInt64, in wrapper: UnsafeMutableRawPointer) -> Bool {
+        guard holdsInitialValue(in: wrapper) else { return false }
         switch kind {
-        case .int:
-            let column = wrapper.assumingMemoryBound(to: Column<Int>.self)
-            guard UInt64(bitPattern: Int64(column.pointee.initialValue)) == initialBits else { return false }
-            column.pointee = Column(wrappedValue: Int(Int64(bitPattern: bits)))
-        case .int64:
-            let column = wrapper.assumingMemoryBound(to: Column<Int64>.self)
-            guard UInt64(bitPattern: column.pointee.initialValue) == initialBits else { return false }
-            column.pointee = Column(wrappedValue: Int64(bitPattern: bits))
-        case .double:
-            let column = wrapper.assumingMemoryBound(to: Column<Double>.self)
-            guard column.pointee.initialValue.bitPattern == initialBits else { return false }
-            column.pointee = Column(wrappedValue: Double(bitPattern: bits))
+        case .int: wrapper.assumingMemoryBound(to: Column<Int>.self).pointee = Column(wrappedValue: Int(Int64(bitPattern: bits)))
+        case .int64: wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee = Column(wrappedValue: Int64(bitPattern: bits))
+        case .double: wrapper.assumingMemoryBound(to: Column<Double>.self).pointee = Column(wrappedValue: Double(bitPattern: bits))
         case .optionalInt:
-            let column = wrapper.assumingMemoryBound(to: Column<Int?>.self)
-            guard holds(column.pointee.initialValue.map { UInt64(bitPattern: Int64($0)) }) else { return false }
-            column.pointee = Column(wrappedValue: tag == .null ? nil : Int(Int64(bitPattern: bits)))
+            wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee = Column(wrappedValue: tag == .null ? nil : Int(Int64(bitPattern: bits)))
         case .optionalInt64:
-            let column = wrapper.assumingMemoryBound(to: Column<Int64?>.self)
-            guard holds(column.pointee.initialValue.map { UInt64(bitPattern: $0) }) else { return false }
-            column.pointee = Column(wrappedValue: tag == .null ? nil : Int64(bitPattern: bits))
+            wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee = Column(wrappedValue: tag == .null ? nil : Int64(bitPattern: bits))
         case .optionalDouble:
-            let column = wrapper.assumingMemoryBound(to: Column<Double?>.self)
-            guard holds(column.pointee.initialValue.map(\.bitPattern)) else { return false }
-            column.pointee = Column(wrappedValue: tag == .null ? nil : Double(bitPattern: bits))
+            wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee = Column(wrappedValue: tag == .null ? nil : Double(bitPattern: bits))
         }
         return true
+    }
+
+    /// Whether the wrapper at `wrapper` holds the slot's initial value (the schema's prototype's).
+    @inline(__always)
+    func holdsInitialValue(in wrapper: UnsafeRawPointer) -> Bool {
+        switch kind {
+        case .int: UInt64(bitPattern: Int64(wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue)) == initialBits
+        case .int64: UInt64(bitPattern: wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee.initialValue) == initialBits
+        case .double: wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue.bitPattern == initialBits
+        case .optionalInt: holds(wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee.initialValue.map { UInt64(bitPattern: Int64($0)) })
+        case .optionalInt64: holds(wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue.map { UInt64(bitPattern: $0) })
+        case .optionalDouble: holds(wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue.map(\.bitPattern))
+        }
+    }
+
+    /// Writes the value the wrapper at `wrapper` holds to `column` of `model`'s record, as the
+    /// property's write would have (`Model.writeColumn`), and gives the wrapper its initial value
+    /// back: a new model's write kept in its wrapper moves to the record it makes.
+    func moveWrite(in wrapper: UnsafeMutableRawPointer, to column: ColumnInfo, of model: Model) {
+        switch kind {
+        case .int: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue)
+        case .optionalInt: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee.initialValue)
+        case .int64: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee.initialValue)
+        case .optionalInt64: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue)
+        case .double: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue)
+        case .optionalDouble: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue)
+        }
+        restore(in: wrapper)
     }
 
     /// Whether an optional's value, as bits (nil for nil), is the initial one.

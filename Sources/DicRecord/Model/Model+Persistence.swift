@@ -14,6 +14,10 @@ extension Model {
         let contexts = ContextRegistry.active
         let (context, schema) = try persistenceContext(in: contexts)
         try willSave()
+        if case .written(let written) = fetched, let saved = try saveFromWrappers(written, schema: schema, context: context) {
+            didSave()
+            return saved
+        }
         try prepareWrite(schema, context: context, inserting: true)
         let record = storage
         if let engine = try context.externalPool() {
@@ -45,6 +49,29 @@ extension Model {
         forgetLayoutMap()
         didSave()
         return saved
+    }
+
+    /// `save()` of a new model whose writes are in its wrappers (`keepsInWrapper`): the values are
+    /// bound from the wrappers, and the model keeps them there with its key (`FetchedValues.saved`).
+    /// Nil, with nothing done, when the save needs the record: another engine (its INSERT …
+    /// RETURNING goes through records), a non-optional column left unset (its DEFAULT is written
+    /// through the record), values to check (`needsValidation`), or a converter replacing a
+    /// built-in conversion.
+    private func saveFromWrappers(_ written: UInt64, schema: ModelSchema, context: DbContext) throws -> Bool? {
+        guard !needsValidation, Model.newRecordsConvertBuiltIn,
+              let wrappers = schema.newModelWrappers, written & wrappers.required == wrappers.required,
+              try context.externalPool() == nil else { return nil }
+        let insert = wrappers.insert(for: written)
+        return try context.pool().write { connection -> Bool in
+            // Unsafe, fenced: the offsets are this class's wrappers (see `WrapperInsert.value`).
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+            let changed = try connection.withStatement(insert.sql, .none, bind: false) { statement in
+                try connection.runPrepared(statement, count: insert.loads.count) { insert.value(at: $0, in: base) }
+            }
+            fetched = .saved(written: written, key: connection.lastInsertRowid)
+            RollbackUndo.finishSave(of: self, written: written, on: connection)
+            return changed > 0
+        }
     }
 
     /// UPDATEs the modified columns only; false (and no SQL) when none is modified.
@@ -234,5 +261,23 @@ extension Model {
     public final func saveOrUpdate() async throws -> Bool {
         let model = Handover(value: self)
         return try await BlockingPool.performForTask { try model.value.saveOrUpdate() }
+    }
+}
+
+// A model saved from its wrappers takes the save back itself when its transaction rolls back.
+extension Model: SaveUndoing {
+    func undoSave(written: UInt64) {
+        switch fetched {
+        case .saved(let columns, _):
+            fetched = .written(columns)
+        case .record(let record):
+            // The record was made since the save: it gets back what a rolled-back save of a
+            // record gets (`RollbackUndo.apply`): no key, and the columns written modified.
+            guard let columns = knownSchema?.columns else { return }
+            record.put("id", .null)
+            record.markModified(columns: columns.indices.filter { written & (1 << UInt64($0)) != 0 }.map { columns[$0].name })
+        case .none, .row, .inWrappers, .written:
+            break
+        }
     }
 }

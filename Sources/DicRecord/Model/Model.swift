@@ -108,14 +108,27 @@ open class Model: CustomStringConvertible {
     /// wrappers' initial values given back, as soon as the model makes its record (a write, or
     /// anything that asks for the record), which is read from then on.
     @inlinable final var valuesInWrappers: Bool {
-        if case .inWrappers = fetched { true } else { false }
+        switch fetched {
+        case .inWrappers, .written, .saved: true
+        case .none, .record, .row: false
+        }
     }
 
     /// Whether a `@Column` read returns its wrapper's value: the values are in the wrappers and
     /// the built-in conversions still apply to the fetch's registry (a converter registered there
     /// after the fetch is asked by the general read, through the record made from the wrappers).
+    /// (A new model's written values have no map: the registry of a new model's record, the
+    /// global one, decides.)
     @inlinable final var readsWrappers: Bool {
-        valuesInWrappers && (!Converters.anyReplacesFastPathType.load(ordering: .relaxed) || layoutMap?.fastPathAllowed == true)
+        valuesInWrappers && (!Converters.anyReplacesFastPathType.load(ordering: .relaxed)
+            || (layoutMap.map { $0.fastPathAllowed } ?? Model.newRecordsConvertBuiltIn))
+    }
+
+    /// Whether the built-in conversions apply to the record of a new model (whose registry is the
+    /// global one): what lets a new model keep its writes in its wrappers (`keepsInWrapper`).
+    @usableFromInline
+    static var newRecordsConvertBuiltIn: Bool {
+        !Converters.anyReplacesFastPathType.load(ordering: .relaxed) || Converters.shared.fastPathEnabled
     }
 
     /// A new, empty model, not yet in the database (`id` is nil until it is saved). A dao runs
@@ -141,8 +154,15 @@ open class Model: CustomStringConvertible {
     /// The model stops reading its values from its wrappers (see `valuesInWrappers`).
     @usableFromInline @inline(never)
     final func leaveWrappers() {
-        fetched = .none
-        layoutMap?.restoreWrappers(of: self)
+        switch fetched {
+        case .written(let written), .saved(let written, _):
+            // A new model's writes are dropped with the values they replace (the model takes a record).
+            fetched = .none
+            restoreWrappers(written: written)
+        default:
+            fetched = .none
+            layoutMap?.restoreWrappers(of: self)
+        }
     }
 
     /// Makes the record from the wrappers (which get their initial values back).
@@ -155,6 +175,11 @@ open class Model: CustomStringConvertible {
     @usableFromInline @inline(never)
     final func makeRecord() -> Record {
         let made: Record
+        switch fetched {
+        case .written(let written): return makeRecord(fromWrites: written, savedAs: nil)
+        case .saved(let written, let key): return makeRecord(fromWrites: written, savedAs: key)
+        default: break
+        }
         if case .inWrappers(let key) = fetched {
             // Guaranteed by the library: the fetch that filled the wrappers set the map, and a
             // save clears it only after the record is made.
@@ -179,6 +204,74 @@ open class Model: CustomStringConvertible {
         }
         fetched = .record(made)
         return made
+    }
+
+    /// The record of a new model whose writes are in its wrappers (`keepsInWrapper`): the record
+    /// a new model makes, each write moved to it in the order of the slots (the order they were
+    /// made in), and, for a model saved from its wrappers, its key written back and its flags
+    /// cleared, as that save would have left a record.
+    private func makeRecord(fromWrites written: UInt64, savedAs key: Int64?) -> Record {
+        // Guaranteed by the library: a model keeps writes in its wrappers only when its schema has
+        // the table, and a schema's table, once published, never goes.
+        guard let schema = knownSchema, let wrappers = schema.newModelWrappers else {
+            preconditionFailure("a model keeping its writes in its wrappers has no table of them")
+        }
+        fetched = .none
+        let made = makeRecord()
+        // Unsafe, fenced: each offset is that column's wrapper in every instance of the class
+        // (see `WrapperInsert.value`).
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        for slot in wrappers.offsets.indices where written & (1 << UInt64(slot)) != 0 {
+            wrappers.slots[slot].moveWrite(in: base + wrappers.offsets[slot], to: schema.columns[slot], of: self)
+        }
+        if let key { _ = made.finishWrite(key: "id", generated: .integer(key)) }
+        return made
+    }
+
+    /// Gives the wrappers of the columns `written` their initial values back (the writes are dropped).
+    private func restoreWrappers(written: UInt64) {
+        guard let wrappers = knownSchema?.newModelWrappers else { return }
+        // Unsafe, fenced: as in `makeRecord(fromWrites:savedAs:)`.
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        for slot in wrappers.offsets.indices where written & (1 << UInt64(slot)) != 0 {
+            wrappers.slots[slot].restore(in: base + wrappers.offsets[slot])
+        }
+    }
+
+    /// Whether the write of `value` to the column whose wrapper lies at `offset` is kept in the
+    /// wrapper (the caller stores it there): the model is new and has made no record, its
+    /// class's columns are all numeric (`ModelSchema.newModelWrappers`), no converter replaces a
+    /// built-in conversion, and the write is of a column written before or of a later slot than
+    /// every one written (the record made from the wrappers lists columns in the order written).
+    /// A save then binds the values from the wrappers: no record, no values object.
+    @inlinable @inline(__always)
+    final func keepsInWrapper<Value>(offset: Int, _ value: Value) -> Bool {
+        let written: UInt64
+        switch fetched {
+        case .none: written = 0
+        case .written(let bits): written = bits
+        case .record, .row, .inWrappers, .saved: return false
+        }
+        // NaN has no stored value: the record keeps it with the error the save throws.
+        if let number = value as? Double, number.isNaN { return false }
+        return noteWrapperWrite(offset: offset, written: written)
+    }
+
+    /// `keepsInWrapper`'s checks of the class and the column; notes the column written.
+    @usableFromInline
+    final func noteWrapperWrite(offset: Int, written: UInt64) -> Bool {
+        guard Model.newRecordsConvertBuiltIn, let schema = knownSchema,
+              let wrappers = schema.newModelWrappers, let slot = schema.slot(offset: offset), slot >= 0,
+              slot < wrappers.offsets.count, wrappers.offsets[slot] == offset else { return false }
+        let bit: UInt64 = 1 << UInt64(slot)
+        if written & bit == 0 {
+            // Unsafe, fenced: as in `makeRecord(fromWrites:savedAs:)`. A wrapper an init gave a
+            // value of its own keeps it: the write goes to the record.
+            let wrapper = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + offset
+            guard written >> UInt64(slot) == 0, wrappers.slots[slot].holdsInitialValue(in: wrapper) else { return false }
+        }
+        fetched = .written(written | bit)
+        return true
     }
 
     /// A model from a JSON object; every column it holds counts as modified.
@@ -298,6 +391,9 @@ open class Model: CustomStringConvertible {
         get {
             // A fetched model reads its key in place (listing ids makes no records).
             if case .inWrappers(let key) = fetched, let map = layoutMap, map.keyPosition >= 0, map.fastPathAllowed { return Int(key) }
+            // A new model keeping its writes in its wrappers: none yet, or the one its save got.
+            if case .written = fetched { return nil }
+            if case .saved(_, let key) = fetched, Model.newRecordsConvertBuiltIn { return Int(key) }
             if let row = fetchedRow, let map = layoutMap, map.fastPathAllowed, let position = map.layout.position(of: "id"),
                case .value(let id) = Record.fastDecode(value: row[position], as: Int.self) {
                 return id
@@ -678,6 +774,7 @@ enum ModelFactory {
     static func make<M: Model>(_ type: M.Type, row: consuming RowValues, map: LayoutMap) -> M {
         let model = M()
         // As above: whatever an init wrote is dropped for the fetched row.
+        if model.valuesInWrappers { model.leaveWrappers() }
         model.fetched = .row(consume row)
         model.layoutMap = map
         return model
@@ -703,6 +800,8 @@ enum ModelFactory {
                 values = read
             }
             let model = M()
+            // Whatever an init wrote is dropped for the fetched row (its wrappers first).
+            if model.valuesInWrappers { model.leaveWrappers() }
             model.layoutMap = map
             if fits, map.store(UnsafeBufferPointer(numbers), in: model) {
                 model.fetched = .inWrappers(key: key)
@@ -728,6 +827,12 @@ enum FetchedValues {
     /// The declared columns' values are in the wrappers (`Model.valuesInWrappers`), with the
     /// implicit key (meaningful when the map has one: `LayoutMap.keyPosition`).
     case inWrappers(key: Int64)
+    /// A new model that has made no record: the columns of the bits set (by slot) were written,
+    /// and their values are in their wrappers (`Model.keepsInWrapper`).
+    case written(UInt64)
+    /// A model saved from its wrappers (`written`), with the key the database gave it: its record,
+    /// once made, holds those columns and the key, none modified.
+    case saved(written: UInt64, key: Int64)
 }
 
 /// The name of the config a model is bound to (`Model.use`, or the dao that found it).

@@ -152,7 +152,10 @@ final class ModelSchema: Sendable {
             cache[key] = built
             return built
         }
-        if found === built, built.wrappersMayHoldRows { built.learnOffsets(on: prototype) }
+        if found === built, built.wrappersMayHoldRows {
+            built.learnOffsets(on: prototype)
+            built.publishNewModelWrappers()
+        }
         lastAsked.store(Unmanaged.passUnretained(found), ordering: .releasing)
         return found
     }
@@ -248,28 +251,18 @@ final class ModelSchema: Sendable {
         hasDeclarationError = !problems.isEmpty
     }
 
-    /// The INSERT for the columns of `row`; the last one built is kept (a loop of saves reuses
-    /// it). `last` is `lastInsertStatement`, read by the caller before its snapshot.
+    /// The INSERT for the columns of `row`; the ones built are kept (a loop of saves reuses the
+    /// last). `last` is `lastInsertStatement`, read by the caller before its snapshot.
     func insertSQL(for row: InsertRow, last: LastInsert?) -> String {
         // The common case by its fields: `hasColumns` takes a copy of the kept shape (a retain,
         // a release and the copy's own code, 100 instructions a save).
         if let last, (last.shape.layout === row.shape.layout && last.shape.omitted == row.shape.omitted)
             || last.shape.hasColumns(of: row.shape) { return last.sql }
-        return insertsKept.withLock { kept -> String in
-            // A shape kept already is published again (models saved in two shapes by turns);
-            // a new one is kept and published while there is room, else its SQL is built each time.
-            if let known = kept.first(where: { $0.shape.hasColumns(of: row.shape) }) {
-                lastInsert.store(Unmanaged.passUnretained(known), ordering: .releasing)
-                return known.sql
-            }
-            let sql = SqlText.insert(into: tableName, columns: row.names)
-            guard kept.count < Self.insertsKeptLimit else { return sql }
-            // Kept without its values (a large text or blob of the last row is not held).
-            let made = LastInsert(shape: row.shape, sql: sql)
-            kept.append(made)
-            lastInsert.store(Unmanaged.passUnretained(made), ordering: .releasing)
-            return sql
-        }
+        // A shape kept already is published again (models saved in two shapes by turns); a new
+        // one is kept and published while there is room, else its SQL is built each time.
+        // (Kept without its values: a large text or blob of the last row is not held.)
+        return inserts.object(matching: { $0.shape.hasColumns(of: row.shape) },
+                              make: { LastInsert(shape: row.shape, sql: SqlText.insert(into: tableName, columns: row.names)) }).sql
     }
     /// The shape and SQL of an INSERT built, as one object: reading it is one retain, where a
     /// tuple of them was copied field by field (250 instructions on every save).
@@ -281,20 +274,42 @@ final class ModelSchema: Sendable {
             self.sql = sql
         }
     }
-    /// The last INSERT built (its shape also saves the next snapshot a key lookup), read by every
-    /// save without a lock: a lock and its release were two atomic operations a save.
-    ///
-    /// Unretained, as `offsetSlots`: every INSERT published here stays in `insertsKept` for the
-    /// schema's life (a schema in `cache` is never freed), so a reader's load stays valid. Past
-    /// `insertsKeptLimit` shapes no new one is kept or published: a save of a shape not kept builds
-    /// its SQL. A kept shape saved again is published again. `ModelTests.insertsOfManyShapesStopBeingKeptAtTheLimit`
-    /// and `twoShapesSavedByTurnsStayPublished` check them.
-    private let lastInsert = Atomic<Unmanaged<LastInsert>?>(nil)
-    private let insertsKept = Guarded<[LastInsert]>([])
+    /// The INSERTs built for saves of records, the last one read by every save without a lock (a
+    /// lock and its release were two atomic operations a save; see `KeptObjects`).
+    private let inserts = KeptObjects<LastInsert>(limit: insertsKeptLimit)
     static let insertsKeptLimit = 64
-    var lastInsertStatement: LastInsert? { lastInsert.load(ordering: .acquiring)?.takeUnretainedValue() }
-    /// How many INSERTs are kept (tests).
-    var insertsKeptCount: Int { insertsKept.withLock { $0.count } }
+    var lastInsertStatement: LastInsert? { inserts.current }
+    /// How many INSERTs of records are kept (tests).
+    var insertsKeptCount: Int { inserts.count }
+
+    /// How new models of this class keep the values written to their columns in their own
+    /// `@Column` wrappers until saved (`Model.keepsInWrapper`); nil when they cannot, and write to
+    /// their records. Published once, when the schema is built (`publishNewModelWrappers`), and
+    /// never freed, as the schema is not.
+    var newModelWrappers: NewModelWrappers? { newModelWrappersSlot.load(ordering: .acquiring)?.takeUnretainedValue() }
+    private let newModelWrappersSlot = Atomic<Unmanaged<NewModelWrappers>?>(nil)
+
+    /// Publishes `newModelWrappers`, when every declared column is of a `WrapperKind` at a known
+    /// place (as a fetch needs to fill the wrappers), the key is the implicit `id`, and there are
+    /// at most 64 columns (one bit each in the model's mask of written columns).
+    fileprivate func publishNewModelWrappers() {
+        guard wrappersMayHoldRows, hasImplicitId, columns.count <= 64, createdAt == nil, updatedAt == nil else { return }
+        var offsets = [Int](repeating: -1, count: columns.count)
+        for pair in offsetSlots.load(ordering: .acquiring).takeUnretainedValue().pairs where pair.slot >= 0 && pair.slot < columns.count {
+            offsets[pair.slot] = Int(bitPattern: pair.key)
+        }
+        var slots: [WrapperSlot] = []
+        var required: UInt64 = 0
+        for (slot, column) in columns.enumerated() {
+            guard let wrapper = column.wrapper, offsets[slot] > 0,
+                  fieldTypes[offsets[slot]] == ObjectIdentifier(wrapper.kind.columnType) else { return }
+            slots.append(wrapper)
+            if !column.isOptional { required |= 1 << UInt64(slot) }
+        }
+        let made = NewModelWrappers(offsets: offsets, slots: slots, required: required, table: tableName, names: columns.map(\.name))
+        // Retained for good: the schema, which is never freed, holds it from here on.
+        newModelWrappersSlot.store(Unmanaged.passRetained(made), ordering: .releasing)
+    }
 
     /// The FTS5 table that indexes the `searchColumns` of the model table `table`: the dao
     /// searches it, schema upkeep creates it and its triggers.
@@ -486,6 +501,66 @@ struct WrapperLoad {
     let position: Int
     let offset: Int
     let slot: WrapperSlot
+}
+
+/// Where a new model of one class keeps the values written to its columns (`Model.keepsInWrapper`):
+/// each declared column's wrapper, by slot, and the INSERTs of the sets of columns saved so far.
+final class NewModelWrappers: Sendable {
+    /// Where each column's wrapper lies in the model object, by slot.
+    let offsets: [Int]
+    /// Each column's wrapper kind and initial value, by slot.
+    let slots: [WrapperSlot]
+    /// The non-optional columns: a save from the wrappers needs each written (an unset one is
+    /// given its DEFAULT through the record, as `prepareWrite` does).
+    let required: UInt64
+    private let table: String
+    private let names: [String]
+    private let inserts = KeptObjects<WrapperInsert>(limit: ModelSchema.insertsKeptLimit)
+
+    init(offsets: [Int], slots: [WrapperSlot], required: UInt64, table: String, names: [String]) {
+        self.offsets = offsets
+        self.slots = slots
+        self.required = required
+        self.table = table
+        self.names = names
+    }
+
+    /// The INSERT of the columns `written` (a bit per slot), their values read from the wrappers.
+    func insert(for written: UInt64) -> WrapperInsert {
+        if let last = inserts.current, last.written == written { return last }
+        return inserts.object(matching: { $0.written == written }, make: {
+            let slots = (0..<self.slots.count).filter { written & (1 << UInt64($0)) != 0 }
+            return WrapperInsert(written: written, sql: SqlText.insert(into: table, columns: slots.map { names[$0] }),
+                                 loads: slots.map { (offsets[$0], self.slots[$0]) })
+        })
+    }
+
+    /// How many INSERTs are kept, and the SQL of the one published (tests).
+    var insertsKeptCount: Int { inserts.count }
+    var lastInsertSQL: String? { inserts.current?.sql }
+}
+
+/// The INSERT of a set of columns of new models, with where each value is read from.
+final class WrapperInsert: Sendable {
+    let written: UInt64
+    let sql: String
+    /// Each parameter's wrapper: its place in the model object and its kind.
+    let loads: [(offset: Int, slot: WrapperSlot)]
+
+    init(written: UInt64, sql: String, loads: [(offset: Int, slot: WrapperSlot)]) {
+        self.written = written
+        self.sql = sql
+        self.loads = loads
+    }
+
+    /// The stored value of parameter `index`, read from the wrappers of the model at `model`.
+    // Unsafe, fenced: each offset is where that column's wrapper lies in every instance of the
+    // class (`NewModelWrappers.offsets`, checked against the class's field records), as for a
+    // fetch's `WrapperLoad`; `NewModelWrapperTests` reads every kind back from the database.
+    @inline(__always)
+    func value(at index: Int, in model: UnsafeRawPointer) -> DatabaseValue {
+        loads[index].slot.value(in: model + loads[index].offset)
+    }
 }
 
 /// Where a model's declared columns sit in the rows of one statement: computed once per fetch

@@ -1107,12 +1107,26 @@ public final class Record: Sendable {
             for i in set.positions {
                 let position = current === set.layout ? i : set.layout.names.indices.contains(i)
                     ? current.position(of: set.layout.names[i]) : nil
-                guard let position, position < values.count else { continue }
-                materializePlainCells()
-                if cells == nil { cells = Self.emptyCells(count: values.count) }
-                cells![position].modified = true
+                if let position { markModifiedLocked(at: position) }
             }
         }
+    }
+
+    /// Marks `columns` modified again, by name (a model's save from its wrappers rolled back).
+    func markModified(columns: [String]) {
+        lock.withLock { _ in
+            for name in columns {
+                if let position = layout.position(of: name) { markModifiedLocked(at: position) }
+            }
+        }
+    }
+
+    /// Marks column `position` modified. With the lock held.
+    private func markModifiedLocked(at position: Int) {
+        guard position < values.count else { return }
+        materializePlainCells()
+        if cells == nil { cells = Self.emptyCells(count: values.count) }
+        cells![position].modified = true
     }
 
     /// Clears the modified flags (after a successful save or update); returns which were set.

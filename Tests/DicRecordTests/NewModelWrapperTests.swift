@@ -1,0 +1,280 @@
+import Foundation
+import Testing
+@testable import DicRecord
+
+// A new model whose declared columns are all numeric keeps what is written to them in its
+// `@Column` wrappers, and a save binds them from there (`Model.keepsInWrapper`,
+// `FetchedValues.written`/`.saved`). Everything a user can see must be what the record path
+// gives: each scenario runs twice, once on models that made their record first (the record
+// path), and what each shows is compared.
+
+final class NwItem: Model {
+    @Column var a: Int = 0
+    @Column var b: Int?
+    @Column var c: Int64 = 0
+    @Column var d: Int64?
+    @Column var e: Double = 0
+    @Column var f: Double?
+    override class var tableName: String { "nw_item" }
+}
+
+/// Its init writes a column (a fetch must drop that write, as it drops an init's record).
+final class NwInitWrites: Model {
+    @Column var a: Int = 0
+    @Column var b: Int?
+    required init() {
+        super.init()
+        a = 7
+    }
+    override class var tableName: String { "nw_init_writes" }
+}
+
+/// Its `willSave` writes a column.
+final class NwHooked: Model {
+    @Column var a: Int = 0
+    @Column var b: Int?
+    override func willSave() throws {
+        if b == nil { b = a * 10 }
+    }
+    override class var tableName: String { "nw_hooked" }
+}
+
+@Suite("New models keep their writes in their wrappers")
+struct NewModelWrapperTests {
+    /// Runs `scenario` on a fresh database twice, through the record (`true`) and through the
+    /// wrappers (`false`), and expects both to show the same lines (the scenario's observations
+    /// and the table's rows with their storage classes).
+    private func expectSame(_ table: String, _ models: [Model.Type], sourceLocation: SourceLocation = #_sourceLocation,
+                            _ scenario: (TestDatabase, Bool) throws -> [String]) throws {
+        var shown: [[String]] = []
+        for throughRecord in [true, false] {
+            shown.append(try withDatabase { t throws in
+                for model in models { t.context.register(model) }
+                var lines = try scenario(t, throughRecord)
+                for row in try t.db.find("select * from \(table) order by id") {
+                    lines.append(row.columnNames.map { name in
+                        "\(name)=\(row[name].map { "\(type(of: $0)) \($0)" } ?? "NULL")"
+                    }.joined(separator: " "))
+                }
+                return lines
+            })
+        }
+        #expect(shown[0] == shown[1], sourceLocation: sourceLocation)
+        #expect(!shown[0].isEmpty, sourceLocation: sourceLocation)
+    }
+
+    /// What a user sees of a model: its id, columns, modified columns, values with their types.
+    private func seen(_ m: Model) -> String {
+        let values = m.toDictionary().sorted { $0.key < $1.key }.map { key, value in
+            "\(key): \(value.map { "\(type(of: $0)) \($0)" } ?? "nil")"
+        }
+        return "id=\(m.id.map(String.init) ?? "nil") columns=\(m.columnNames) modified=\(m.modifiedColumns) \(values) \(m)"
+    }
+
+    private func written(_ m: Model) -> UInt64? {
+        if case .written(let bits) = m.fetched { bits } else { nil }
+    }
+
+    private func saved(_ m: Model) -> Int64? {
+        if case .saved(_, let key) = m.fetched { key } else { nil }
+    }
+
+    @Test func everyKindSavesAndReadsBackAsThroughTheRecord() throws {
+        #expect(Model.newRecordsConvertBuiltIn)
+        try expectSame("nw_item", [NwItem.self]) { t, throughRecord throws in
+            var lines: [String] = []
+            let values: [(Int, Int?, Int64, Int64?, Double, Double?)] = [
+                (1, 2, 3, 4, 5.5, 6.25),
+                (Int.min, nil, Int64.max, nil, -0.0, nil),
+                (Int.max, Int.min, Int64.min, Int64.min, .greatestFiniteMagnitude, -.leastNonzeroMagnitude),
+            ]
+            for v in values {
+                let m = NwItem()
+                if throughRecord { _ = m.record }
+                m.a = v.0; m.b = v.1; m.c = v.2; m.d = v.3; m.e = v.4; m.f = v.5
+                if !throughRecord { #expect(written(m) == 0b111111) }
+                // Reads before the save come from the wrappers, and make no record.
+                lines.append("\(m.a) \(m.b as Any) \(m.c) \(m.d as Any) \(m.e) \(m.f as Any) \(m.id as Any)")
+                if !throughRecord { #expect(written(m) == 0b111111) }
+                #expect(try m.save())
+                if !throughRecord { #expect(saved(m) != nil) }
+                lines.append("\(m.a) \(m.b as Any) \(m.c) \(m.d as Any) \(m.e) \(m.f as Any) \(m.id as Any)")
+                if !throughRecord { #expect(saved(m) != nil) }
+                lines.append(seen(m))
+                let found = try #require(try NwItem.dao.findById(m.id))
+                lines.append("found \(found.a) \(found.b as Any) \(found.c) \(found.d as Any) \(found.e) \(found.f as Any)")
+                #expect(found == m)
+                _ = t
+            }
+            return lines
+        }
+    }
+
+    /// Columns written out of their declared order are listed in the order written, as a record
+    /// lists them: the model moves its writes to its record at the first one out of order.
+    @Test func writesOutOfOrderListTheColumnsAsWritten() throws {
+        try expectSame("nw_item", [NwItem.self]) { _, throughRecord throws in
+            let m = NwItem()
+            if throughRecord { _ = m.record }
+            m.c = 3; m.a = 1; m.c = 4; m.f = 2.5
+            let before = seen(m)
+            #expect(try m.save())
+            return [before, seen(m)]
+        }
+        let m = NwItem()
+        m.a = 1; m.c = 3; m.a = 2
+        #expect(written(m) == 0b101)   // a rewrite keeps the order
+        m.b = 9
+        #expect(written(m) == nil && m.recordIfMade != nil)
+        #expect(m.columnNames == ["id", "a", "c", "b"] && m.a == 2 && m.b == 9 && m.c == 3)
+    }
+
+    /// A save that rolls back gives the model its modified columns back and no key, whether or not
+    /// it made its record since; saving again inserts it once.
+    @Test func aRolledBackSaveIsTakenBack() throws {
+        try expectSame("nw_item", [NwItem.self]) { t, throughRecord throws in
+            var lines: [String] = []
+            let m = NwItem(), n = NwItem()
+            if throughRecord { _ = m.record; _ = n.record }
+            m.a = 1; m.b = 2; m.c = 3; m.e = 4
+            n.a = 10; n.c = 0; n.e = 1.5
+            _ = try t.db.tx { _ throws in
+                #expect(try m.save())
+                #expect(try n.save())
+                lines.append("\(m.id as Any) \(m.a) \(m.b as Any)")   // reads that make no record
+                _ = n.record   // n makes its record after its save
+                n.a = 11
+                return false
+            }
+            if !throughRecord { #expect(written(m) == 0b10111) }
+            lines.append(seen(m))
+            lines.append(seen(n))
+            // A savepoint rolled back inside a transaction that commits.
+            _ = try t.db.tx { db throws in
+                _ = try db.tx { _ throws in
+                    #expect(try m.save())
+                    return false
+                }
+                lines.append(seen(m))
+                #expect(try m.save())
+                #expect(try n.save())
+                return true
+            }
+            lines.append(seen(m))
+            lines.append(seen(n))
+            // A save released into an outer transaction that rolls back.
+            let o = NwItem()
+            if throughRecord { _ = o.record }
+            o.a = 5; o.c = 6; o.e = 7
+            _ = try t.db.tx { db throws in
+                _ = try db.tx { _ in try o.save() }
+                return false
+            }
+            lines.append(seen(o))
+            #expect(try o.save())
+            lines.append(seen(o))
+            return lines
+        }
+    }
+
+    /// Writes after a save, and an update, go through the record made from the wrappers.
+    @Test func writesAfterASaveUpdateTheRow() throws {
+        try expectSame("nw_item", [NwItem.self]) { _, throughRecord throws in
+            let m = NwItem()
+            if throughRecord { _ = m.record }
+            m.a = 1; m.c = 0; m.e = 2
+            #expect(try m.save())
+            #expect(try !m.update())   // nothing modified
+            m.b = 5; m.a = 3
+            let before = seen(m)
+            #expect(try m.update())
+            return [before, seen(m)]
+        }
+    }
+
+    /// An unset non-optional column gets its DEFAULT as through the record (such a save takes the
+    /// record path: `NewModelWrappers.required`); a NaN is refused naming its column, nothing written.
+    @Test func unsetColumnsAndNaNAreAsThroughTheRecord() throws {
+        try expectSame("nw_item", [NwItem.self]) { _, throughRecord throws in
+            var lines: [String] = []
+            let m = NwItem()
+            if throughRecord { _ = m.record }
+            m.b = 2
+            #expect(try m.save())
+            lines.append(seen(m))
+            let n = NwItem()
+            if throughRecord { _ = n.record }
+            n.a = 1; n.c = 2
+            if !throughRecord { #expect(written(n) == 0b101) }
+            n.e = .nan
+            #expect(n.recordIfMade != nil)   // a NaN goes to the record, with its error
+            do {
+                try n.save()
+                Issue.record("a NaN was saved")
+            } catch let error as ConversionError {
+                lines.append("\(error.column ?? "?")")
+            }
+            lines.append("\(n.id as Any) \(n.modifiedColumns)")
+            return lines
+        }
+    }
+
+    /// A write an init made is dropped when a fetch gives the model its row, whether the row
+    /// fills the wrappers or is read in place; hooks see and write the wrappers.
+    @Test func initWritesAreDroppedForAFetchedRowAndHooksSeeTheWrites() throws {
+        try expectSame("nw_init_writes", [NwInitWrites.self]) { t, throughRecord throws in
+            let m = NwInitWrites()
+            if throughRecord { _ = m.record }
+            m.b = 1
+            #expect(try m.save())
+            try t.db.update("insert into nw_init_writes (a, b) values (3, null)")
+            var lines = [seen(m)]
+            for model in try NwInitWrites.dao.find("select * from nw_init_writes order by id") { lines.append(seen(model)) }
+            // A row without `a`: the property reads its initial value, not the init's write.
+            for model in try NwInitWrites.dao.find("select id, b from nw_init_writes order by id") {
+                lines.append("\(model.a) \(model.b as Any)")
+                #expect(model.a == 0)
+            }
+            return lines
+        }
+        try expectSame("nw_hooked", [NwHooked.self]) { _, throughRecord throws in
+            let m = NwHooked()
+            if throughRecord { _ = m.record }
+            m.a = 4
+            #expect(try m.save())
+            return [seen(m)]
+        }
+    }
+
+    /// The async save takes the same path.
+    @Test func anAsyncSaveSavesFromTheWrappers() async throws {
+        try await withDatabase { t in
+            t.context.register(NwItem.self)
+            let m = NwItem()
+            m.a = 8; m.c = 1; m.e = 2; m.f = 0.5
+            #expect(try await m.save())
+            #expect(saved(m) != nil)
+            #expect(m.id == 1 && m.modifiedColumns.isEmpty)
+            let found = try #require(try await NwItem.dao.findById(1))
+            #expect(found.a == 8 && found.f == 0.5 && found.b == nil)
+            _ = t
+        }
+    }
+
+    /// A model bound to another config saves there.
+    @Test func aBoundModelSavesToItsConfig() throws {
+        try withDatabase { t throws in
+            t.context.register(NwItem.self)
+            let other = try DbContext(path: t.path + "-other", configName: "nw_other")
+            other.register(NwItem.self)
+            try other.start()
+            defer { other.stop() }
+            let m = NwItem().use("nw_other")
+            m.a = 3; m.c = 4; m.e = 5
+            #expect(try m.save())
+            #expect(saved(m) == 1)
+            #expect(try Db.use("nw_other").queryInt("select a from nw_item") == 3)
+            #expect(try t.db.queryInt("select count(*) from nw_item") == 0)
+        }
+    }
+}
