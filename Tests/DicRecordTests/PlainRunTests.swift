@@ -142,6 +142,44 @@ struct PlainRunTests {
         #expect(Self.observed(plain) == Self.observed(celled))
     }
 
+    /// A record built column by column as the one before it was follows that one's layouts (the
+    /// remembered successors, `Record.appendsToPlainRun`), and shows what a record storing every
+    /// cell shows, at every step: common values of each kind, a value that ends the run, a write
+    /// over a column, a typed read that keeps a conversion, a save's cleared flags.
+    @Test func aRecordBuiltAsTheOneBeforeFollowsItsLayoutsAndReadsAsStoredCells() throws {
+        let writes: [(String, Any?)] = [("p", 1), ("q", "s"), ("r", 2.5), ("p", 2), ("s", -0.0), ("t", "日本"),
+                                        ("u", Int64(3)), ("v", 4), ("w", nil), ("x", true), ("y", 5)]
+        var layouts: [[ObjectIdentifier]] = []
+        for round in 0..<3 {
+            let plain = try Record(["nw_plain_start": 1])
+            // Not built from a literal: `plain` is then the last record this thread built, and
+            // the next round's starts from its layout.
+            let celled = Record()
+            celled.set("nw_plain_start", 1); celled.set("z", Data())
+            celled.remove("z")
+            #expect(celled.storesCells)
+            var seen: [ObjectIdentifier] = []
+            for (index, (name, value)) in writes.enumerated() {
+                plain.set(name, value); celled.set(name, value)
+                seen.append(ObjectIdentifier(plain.layout))
+                #expect(Self.observed(plain) == Self.observed(celled), "round \(round), write \(index)")
+                // Until Int64 (its own kind) ends the run, no cell is stored.
+                #expect(plain.storesCells == (index >= 6), "round \(round), write \(index)")
+                if index == 2, round == 2 {
+                    // A kept conversion: later writes take the general path, and show the same.
+                    let text: String? = plain.r
+                    #expect(text == "2.5")
+                    _ = celled.r as String?
+                }
+            }
+            layouts.append(seen)
+            plain.clearModified(); celled.clearModified()
+            #expect(Self.observed(plain) == Self.observed(celled))
+        }
+        // The second and third records followed the first one's layouts.
+        #expect(layouts[1] == layouts[0] && layouts[2] == layouts[0])
+    }
+
     @Test func aLiteralThatNamesAColumnTwiceKeepsTheLastValueAndItsType() throws {
         let cases: [(KeyValuePairs<String, Any?>, [String], Bool)] = [
             (["a": 1, "A": true], ["a: Bool true", "b: nil"], true),

@@ -678,7 +678,7 @@ public final class Record: Sendable {
         // replaces a common type's converter, the record's registry need not be asked.
         if let plain = PlainValue.peek(value)?.encoded,
            !Converters.anyReplacesFastPathType.load(ordering: .acquiring) || lock.withLock({ _ in layout.registry }).fastPathEnabled {
-            return store(column, plain.stored, swiftValue: nil, plain: plain.kind, encodingError: nil)
+            return storePlain(column, plain.stored, kind: plain.kind)
         }
         let registry = lock.withLock { _ in layout.registry }
         let encoded: DatabaseValue
@@ -701,6 +701,8 @@ public final class Record: Sendable {
 
     /// Writes a value encoded by the built-in rules (a model's column) and marks the column modified.
     func set(_ column: String, _ encoded: Encoded) {
+        // (A common value's cell keeps nothing but its kind.)
+        if encoded.kind != .none { return storePlain(column, encoded.stored, kind: encoded.kind) }
         store(column, encoded.stored, swiftValue: encoded.kept, plain: encoded.kind, encodingError: nil)
     }
 
@@ -725,15 +727,49 @@ public final class Record: Sendable {
                    plain: plain, encodingError: encodingError)
         lock.withLock { _ in
             if encodingError != nil { flags.bitwiseOr(Self.mayHoldEncodingErrorBit, ordering: .relaxed) }
-            // A new column is appended with its value and cell (not as NULL first, then written).
-            guard let i = position(of: column, elseAppending: encoded, cell) else { return }
-            willMutate()
-            if cells == nil, !(plainCells.contains(i) && plainCells.stands(for: cell, encoded)) { materializePlainCells() }
-            values[i] = encoded
-            if cells == nil, !plainCells.contains(i) { cells = Self.emptyCells(count: values.count, room: values.capacity) }
-            cells?[i] = cell
-            forgetConverted(at: i)
+            storeLocked(column, encoded, cell)
         }
+    }
+
+    /// `store` of a value of a common type (its cell keeps only its kind, `Cell(plain:)`).
+    @inline(__always)
+    private func storePlain(_ column: String, _ encoded: DatabaseValue, kind: PlainKind) {
+        lock.withLock { _ in
+            if appendsToPlainRun(column, encoded, kind) { return }
+            storeLocked(column, encoded, Cell(plain: kind))
+        }
+    }
+
+    /// `store`, with the lock held.
+    private func storeLocked(_ column: String, _ encoded: DatabaseValue, _ cell: Cell) {
+        // A new column is appended with its value and cell (not as NULL first, then written).
+        guard let i = position(of: column, elseAppending: encoded, cell) else { return }
+        willMutate()
+        if cells == nil, !(plainCells.contains(i) && plainCells.stands(for: cell, encoded)) { materializePlainCells() }
+        values[i] = encoded
+        if cells == nil, !plainCells.contains(i) { cells = Self.emptyCells(count: values.count, room: values.capacity) }
+        cells?[i] = cell
+        forgetConverted(at: i)
+    }
+
+    /// The common case of a record built one column at a time (`Record()`, then `r.name = …`),
+    /// taken whole when it applies: a record written from birth, with no cells and nothing kept,
+    /// whose plain run (`PlainCells`) ends at its last column, gets a column its layout's
+    /// remembered successor adds (a record built before it added the same one next), holding a
+    /// common value of its storage class's type. What `storeLocked` would do, without its general
+    /// steps: the value appended, the run one longer. (Nothing to forget at a new position: kept
+    /// conversions and Date marks are of the columns there are.) False, with nothing done, otherwise.
+    /// With the lock held.
+    @inline(__always)
+    private func appendsToPlainRun(_ column: String, _ encoded: DatabaseValue, _ kind: PlainKind) -> Bool {
+        guard cells == nil, extras == nil, ownsBase, PlainCells.naturalKind(of: encoded) == kind else { return false }
+        let j = baseValues.count
+        guard j < Int(UInt16.max), plainCells.isEmpty || (Int(plainCells.upper) == j && plainCells.modified),
+              let grown = baseLayout.appendingIfRemembered(column) else { return false }
+        baseLayout = grown
+        baseValues.append(encoded, expected: grown.rememberedLength() + 1)
+        plainCells = PlainCells(lower: plainCells.isEmpty ? UInt16(j) : plainCells.lower, upper: UInt16(j + 1), modified: true)
+        return true
     }
 
     /// The value of `column` decoded by `decode` (a model's JSON column): the written or kept
