@@ -765,7 +765,10 @@ public final class Record: Sendable {
         guard cells == nil, extras == nil, ownsBase, PlainCells.naturalKind(of: encoded) == kind else { return false }
         let j = baseValues.count
         guard j < Int(UInt16.max), plainCells.isEmpty || (Int(plainCells.upper) == j && plainCells.modified),
-              let grown = baseLayout.appendingIfRemembered(column) else { return false }
+              // Asked without retaining the layout: the record holds it, and only this thread
+              // (holding the lock) replaces it.
+              let grown = Unmanaged.passUnretained(baseLayout)._withUnsafeGuaranteedRef({ $0.appendingIfRemembered(column) })
+        else { return false }
         baseLayout = grown
         baseValues.append(encoded, expected: grown.rememberedLength() + 1)
         plainCells = PlainCells(lower: plainCells.isEmpty ? UInt16(j) : plainCells.lower, upper: UInt16(j + 1), modified: true)
