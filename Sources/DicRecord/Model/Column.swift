@@ -405,17 +405,17 @@ struct WrapperSlot: Sendable {
         }
     }
 
-    /// Writes the value the wrapper at `wrapper` holds to `column` of `model`'s record, as the
-    /// property's write would have (`Model.writeColumn`), and gives the wrapper its initial value
-    /// back: a new model's write kept in its wrapper moves to the record it makes.
+    /// Writes the value the wrapper at `wrapper` holds to `column` of `model`'s record
+    /// (`Model.moveWrite`), and gives the wrapper its initial value back: a new model's write kept
+    /// in its wrapper moves to the record it makes.
     func moveWrite(in wrapper: UnsafeMutableRawPointer, to column: ColumnInfo, of model: Model) {
         switch kind {
-        case .int: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue)
-        case .optionalInt: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee.initialValue)
-        case .int64: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee.initialValue)
-        case .optionalInt64: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue)
-        case .double: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue)
-        case .optionalDouble: model.writeColumn(column, wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue)
+        case .int: model.moveWrite(column, wrapper.assumingMemoryBound(to: Column<Int>.self).pointee.initialValue)
+        case .optionalInt: model.moveWrite(column, wrapper.assumingMemoryBound(to: Column<Int?>.self).pointee.initialValue)
+        case .int64: model.moveWrite(column, wrapper.assumingMemoryBound(to: Column<Int64>.self).pointee.initialValue)
+        case .optionalInt64: model.moveWrite(column, wrapper.assumingMemoryBound(to: Column<Int64?>.self).pointee.initialValue)
+        case .double: model.moveWrite(column, wrapper.assumingMemoryBound(to: Column<Double>.self).pointee.initialValue)
+        case .optionalDouble: model.moveWrite(column, wrapper.assumingMemoryBound(to: Column<Double?>.self).pointee.initialValue)
         }
         restore(in: wrapper)
     }

@@ -14,6 +14,8 @@ extension Model {
         let contexts = ContextRegistry.active
         let (context, schema) = try persistenceContext(in: contexts)
         try willSave()
+        // A save from the wrappers that rolled back left the model new, its writes kept.
+        if case .savedInTransaction(let save) = fetched, save.isRolledBack { fetched = .written(save.written) }
         if case .written(let written) = fetched, let saved = try saveFromWrappers(written, schema: schema, context: context) {
             didSave()
             return saved
@@ -58,8 +60,9 @@ extension Model {
     /// through the record), values to check (`needsValidation`), or a converter replacing a
     /// built-in conversion.
     private func saveFromWrappers(_ written: UInt64, schema: ModelSchema, context: DbContext) throws -> Bool? {
-        guard !needsValidation, Model.newRecordsConvertBuiltIn,
-              let wrappers = schema.newModelWrappers, written & wrappers.required == wrappers.required,
+        // (Bound by the built-in rules whatever converter was registered since the writes: the
+        // wrappers took them only under those rules, as the record path encodes at the write.)
+        guard !needsValidation, let wrappers = schema.newModelWrappers, written & wrappers.required == wrappers.required,
               try context.externalPool() == nil else { return nil }
         let insert = wrappers.insert(for: written)
         return try context.pool().write { connection -> Bool in
@@ -68,8 +71,15 @@ extension Model {
             let changed = try connection.withStatement(insert.sql, .none, bind: false) { statement in
                 try connection.runPrepared(statement, count: insert.loads.count) { insert.value(at: $0, in: base) }
             }
-            fetched = .saved(written: written, key: connection.lastInsertRowid)
-            RollbackUndo.finishSave(of: self, written: written, on: connection)
+            let key = connection.lastInsertRowid
+            if connection.transactionDepth > 0 {
+                // The undo log holds the save, not the model (see `WrapperSave`).
+                let save = WrapperSave(written: written, key: key, names: insert.names)
+                fetched = .savedInTransaction(save)
+                RollbackUndo.finishSave(of: save, written: written, on: connection)
+            } else {
+                fetched = .saved(written: written, key: key)
+            }
             return changed > 0
         }
     }
@@ -264,20 +274,54 @@ extension Model {
     }
 }
 
-// A model saved from its wrappers takes the save back itself when its transaction rolls back.
-extension Model: SaveUndoing {
+/// A save from a new model's wrappers inside a transaction, which may still roll it back. The
+/// transaction's undo log holds this, not the model: a model is not `Sendable`, and a rollback
+/// runs on the thread that holds the connection, which need not be the model's. A rollback
+/// marks it; or, when the model made its record since the save, gives that record back what a
+/// rolled-back save of a record gets (`RollbackUndo.apply`): no key, and the columns written
+/// modified. The model reads the mark on its own thread (`Model.id`, `makeRecord`).
+@usableFromInline
+final class WrapperSave: SaveUndoing, Sendable {
+    let written: UInt64
+    let key: Int64
+    /// The names of the columns written, by slot order.
+    private let names: [String]
+    private let state = Guarded<State>(State())
+
+    private struct State {
+        var rolledBack = false
+        /// The record the model made since the save, while not rolled back.
+        var record: Record?
+    }
+
+    init(written: UInt64, key: Int64, names: [String]) {
+        self.written = written
+        self.key = key
+        self.names = names
+    }
+
+    var isRolledBack: Bool { state.withLock { $0.rolledBack } }
+
+    /// The record `make` builds for the model (told whether the save was rolled back), kept for
+    /// a later rollback to reach. Made under the lock, so that no rollback falls in between.
+    func record(_ make: (Bool) -> Record) -> Record {
+        state.withLock { state in
+            let made = make(state.rolledBack)
+            if !state.rolledBack { state.record = made }
+            return made
+        }
+    }
+
     func undoSave(written: UInt64) {
-        switch fetched {
-        case .saved(let columns, _):
-            fetched = .written(columns)
-        case .record(let record):
-            // The record was made since the save: it gets back what a rolled-back save of a
-            // record gets (`RollbackUndo.apply`): no key, and the columns written modified.
-            guard let columns = knownSchema?.columns else { return }
+        state.withLock { state in
+            guard let record = state.record else {
+                state.rolledBack = true
+                return
+            }
+            state.record = nil
+            state.rolledBack = true
             record.put("id", .null)
-            record.markModified(columns: columns.indices.filter { written & (1 << UInt64($0)) != 0 }.map { columns[$0].name })
-        case .none, .row, .inWrappers, .written:
-            break
+            record.markModified(columns: names)
         }
     }
 }

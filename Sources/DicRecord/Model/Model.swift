@@ -109,7 +109,7 @@ open class Model: CustomStringConvertible {
     /// anything that asks for the record), which is read from then on.
     @inlinable final var valuesInWrappers: Bool {
         switch fetched {
-        case .inWrappers, .written, .saved: true
+        case .inWrappers, .written, .saved, .savedInTransaction: true
         case .none, .record, .row: false
         }
     }
@@ -159,6 +159,9 @@ open class Model: CustomStringConvertible {
             // A new model's writes are dropped with the values they replace (the model takes a record).
             fetched = .none
             restoreWrappers(written: written)
+        case .savedInTransaction(let save):
+            fetched = .none
+            restoreWrappers(written: save.written)
         default:
             fetched = .none
             layoutMap?.restoreWrappers(of: self)
@@ -178,6 +181,9 @@ open class Model: CustomStringConvertible {
         switch fetched {
         case .written(let written): return makeRecord(fromWrites: written, savedAs: nil)
         case .saved(let written, let key): return makeRecord(fromWrites: written, savedAs: key)
+        case .savedInTransaction(let save):
+            // Rolled back: the model is new again. Else the save holds the record for a rollback to reach.
+            return save.record { rolledBack in makeRecord(fromWrites: save.written, savedAs: rolledBack ? nil : save.key) }
         default: break
         }
         if case .inWrappers(let key) = fetched {
@@ -228,6 +234,17 @@ open class Model: CustomStringConvertible {
         return made
     }
 
+    /// Writes `value`, which the wrapper of `column` kept (`keepsInWrapper`), to the record: encoded
+    /// by the built-in rules, as a write to the record would have been when it was made (the
+    /// wrapper took it only then), whatever converter was registered since.
+    final func moveWrite<Value>(_ column: ColumnInfo, _ value: Value) {
+        if let encoded = Record.fastEncode(value) {
+            storage.set(column.name, encoded)
+        } else {
+            writeColumn(column, value)   // not reached: the wrappers hold no NaN
+        }
+    }
+
     /// Gives the wrappers of the columns `written` their initial values back (the writes are dropped).
     private func restoreWrappers(written: UInt64) {
         guard let wrappers = knownSchema?.newModelWrappers else { return }
@@ -250,7 +267,7 @@ open class Model: CustomStringConvertible {
         switch fetched {
         case .none: written = 0
         case .written(let bits): written = bits
-        case .record, .row, .inWrappers, .saved: return false
+        case .record, .row, .inWrappers, .saved, .savedInTransaction: return false
         }
         // NaN has no stored value: the record keeps it with the error the save throws.
         if let number = value as? Double, number.isNaN { return false }
@@ -394,6 +411,7 @@ open class Model: CustomStringConvertible {
             // A new model keeping its writes in its wrappers: none yet, or the one its save got.
             if case .written = fetched { return nil }
             if case .saved(_, let key) = fetched, Model.newRecordsConvertBuiltIn { return Int(key) }
+            if case .savedInTransaction(let save) = fetched, Model.newRecordsConvertBuiltIn { return save.isRolledBack ? nil : Int(save.key) }
             if let row = fetchedRow, let map = layoutMap, map.fastPathAllowed, let position = map.layout.position(of: "id"),
                case .value(let id) = Record.fastDecode(value: row[position], as: Int.self) {
                 return id
@@ -833,6 +851,8 @@ enum FetchedValues {
     /// A model saved from its wrappers (`written`), with the key the database gave it: its record,
     /// once made, holds those columns and the key, none modified.
     case saved(written: UInt64, key: Int64)
+    /// `saved`, inside a transaction that may still roll it back (`WrapperSave`).
+    case savedInTransaction(WrapperSave)
 }
 
 /// The name of the config a model is bound to (`Model.use`, or the dao that found it).

@@ -530,8 +530,8 @@ final class NewModelWrappers: Sendable {
         if let last = inserts.current, last.written == written { return last }
         return inserts.object(matching: { $0.written == written }, make: {
             let slots = (0..<self.slots.count).filter { written & (1 << UInt64($0)) != 0 }
-            return WrapperInsert(written: written, sql: SqlText.insert(into: table, columns: slots.map { names[$0] }),
-                                 loads: slots.map { (offsets[$0], self.slots[$0]) })
+            return WrapperInsert(written: written, names: slots.map { names[$0] },
+                                 loads: slots.map { (offsets[$0], self.slots[$0]) }, table: table)
         })
     }
 
@@ -543,13 +543,16 @@ final class NewModelWrappers: Sendable {
 /// The INSERT of a set of columns of new models, with where each value is read from.
 final class WrapperInsert: Sendable {
     let written: UInt64
+    /// The columns, in slot order.
+    let names: [String]
     let sql: String
     /// Each parameter's wrapper: its place in the model object and its kind.
     let loads: [(offset: Int, slot: WrapperSlot)]
 
-    init(written: UInt64, sql: String, loads: [(offset: Int, slot: WrapperSlot)]) {
+    init(written: UInt64, names: [String], loads: [(offset: Int, slot: WrapperSlot)], table: String) {
         self.written = written
-        self.sql = sql
+        self.names = names
+        sql = SqlText.insert(into: table, columns: names)
         self.loads = loads
     }
 
