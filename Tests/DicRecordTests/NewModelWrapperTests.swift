@@ -93,7 +93,7 @@ struct NewModelWrapperTests {
     private func saved(_ m: Model) -> Int64? {
         switch m.fetched {
         case .saved(_, let key): key
-        case .savedInTransaction(let save): save.isRolledBack ? nil : save.key
+        case .savedInTransaction(let saves, let number): saves.save(number).rolledBack ? nil : saves.save(number).key
         default: nil
         }
     }
@@ -103,7 +103,7 @@ struct NewModelWrapperTests {
     private func unsaved(_ m: Model) -> UInt64? {
         switch m.fetched {
         case .written(let bits): bits
-        case .savedInTransaction(let save): save.isRolledBack ? save.written : nil
+        case .savedInTransaction(let saves, let number): saves.save(number).rolledBack ? saves.save(number).written : nil
         default: nil
         }
     }

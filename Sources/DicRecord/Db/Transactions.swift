@@ -248,12 +248,12 @@ extension Db {
 /// `save()` inserts again and `update()` still sees the edits: a rolled-back write is never
 /// mistaken for a stored one.
 struct RollbackUndo {
-    /// The record saved, or a `SaveUndoing` object that saved with no record.
+    /// The record saved, or the `RecordlessSaves` of a save that wrote none.
     let target: AnyObject
     /// The record's layout right after the save: the cleared flags and the key are positions in
-    /// it. Nil for a `SaveUndoing` target.
+    /// it. Nil for `RecordlessSaves`.
     let layout: RowLayout?
-    /// The flags cleared, of the first 64 columns (what a `SaveUndoing` target was given).
+    /// The flags cleared, of the first 64 columns; for `RecordlessSaves`, the save's number.
     let bits: UInt64
     /// What is rare: flags past the 64th, and a key's previous value other than NULL.
     let extra: Extra?
@@ -291,19 +291,23 @@ struct RollbackUndo {
         log.note(record, cleared: cleared, previous: previous, keyPosition: keyPosition, depth: depth)
     }
 
-    /// Ends a save that wrote no record: `target` takes it back itself, given `written`, should
-    /// the transaction roll back (nothing to note in autocommit).
-    static func finishSave(of target: some SaveUndoing, written: UInt64, on connection: some EngineConnection) {
+    /// Notes a save that wrote no record (a new model's, from its `@Column` wrappers) of the
+    /// columns `written` that got `key`, should the transaction roll back: the connection's
+    /// `RecordlessSaves` and the save's number there. Nil in autocommit (nothing to take back).
+    static func noteRecordlessSave(written: UInt64, key: Int64, on connection: some EngineConnection) -> (saves: RecordlessSaves, number: Int)? {
         let depth = connection.transactionDepth
-        guard depth > 0 else { return }
+        guard depth > 0 else { return nil }
         let log = (connection.undoLog as? SaveUndoLog) ?? SaveUndoLog.installed(on: connection)
-        log.append(RollbackUndo(target: target, layout: nil, bits: written, extra: nil, depth: Int32(depth),
+        let saves = log.recordlessSaves
+        let number = saves.note(written: written, key: key)
+        log.append(RollbackUndo(target: saves, layout: nil, bits: UInt64(number), extra: nil, depth: Int32(depth),
                                 keyPosition: -1, previousKey: .absent))
+        return (saves, number)
     }
 
     func apply() {
         guard let record = target as? Record, let layout else {
-            (target as? any SaveUndoing)?.undoSave(written: bits)
+            (target as? RecordlessSaves)?.rollBack(Int(bits))
             return
         }
         if keyPosition >= 0 {
@@ -318,11 +322,65 @@ struct RollbackUndo {
     }
 }
 
-/// What a save that wrote no record saved (a model that saved from its wrappers), which takes
-/// the save back itself when the transaction rolls back.
-protocol SaveUndoing: AnyObject {
-    /// The save of the columns `written` (as the object noted them) rolled back.
-    func undoSave(written: UInt64)
+/// The saves a connection's transactions made without a record (new models saving from their
+/// `@Column` wrappers), by number: one object for the connection's transaction, not one a save.
+/// A model holds this object and its save's number, and the undo log holds this object, not the
+/// model: a model is not `Sendable`, and a rollback runs on the thread holding the connection,
+/// which need not be the model's. A rollback marks the save here, and the model reads the mark on
+/// its own thread; when the model made its record since the save, the rollback gives that record
+/// what a rolled-back save of a record gets (`RollbackUndo.apply`): no key, and the columns
+/// written modified.
+@usableFromInline
+final class RecordlessSaves: Sendable {
+    struct Save {
+        let written: UInt64
+        let key: Int64
+        var rolledBack = false
+        /// The record the model made since the save, its key column and the columns written.
+        var record: Record?
+        var keyColumn = ""
+        var names: [String] = []
+    }
+    private let saves = Guarded<ContiguousArray<Save>>([])
+
+    /// Notes a save; returns its number.
+    func note(written: UInt64, key: Int64) -> Int {
+        saves.withLock { saves in
+            saves.append(Save(written: written, key: key))
+            return saves.count - 1
+        }
+    }
+
+    /// The columns save `number` wrote, the key it got, and whether a rollback took it back.
+    func save(_ number: Int) -> (written: UInt64, key: Int64, rolledBack: Bool) {
+        saves.withLock { saves in (saves[number].written, saves[number].key, saves[number].rolledBack) }
+    }
+
+    /// The record `make` builds for the model of save `number` (told whether the save was rolled
+    /// back), kept with its key column and the names of the columns written for a later rollback.
+    /// Made under the lock, so that no rollback falls in between.
+    func record(_ number: Int, keyColumn: String, names: [String], _ make: (Bool) -> Record) -> Record {
+        saves.withLock { saves in
+            let made = make(saves[number].rolledBack)
+            if !saves[number].rolledBack {
+                saves[number].record = made
+                saves[number].keyColumn = keyColumn
+                saves[number].names = names
+            }
+            return made
+        }
+    }
+
+    /// Save `number`'s transaction rolled back.
+    func rollBack(_ number: Int) {
+        saves.withLock { saves in
+            saves[number].rolledBack = true
+            guard let record = saves[number].record else { return }
+            saves[number].record = nil
+            record.put(saves[number].keyColumn, .null)
+            record.markModified(columns: saves[number].names)
+        }
+    }
 }
 
 /// The saves of a connection's open transactions that a rollback would take back, newest last,
@@ -340,8 +398,17 @@ final class SaveUndoLog {
     /// fail if two threads ever touch one log at once.
     @exclusivity(unchecked) private var tail = ContiguousArray<RollbackUndo>()
     static let chunkSize = 1024
+    /// The saves without a record of the transaction, made at the first (`RecordlessSaves`).
+    private var recordless: RecordlessSaves?
 
     var isEmpty: Bool { tail.isEmpty && full.isEmpty }
+
+    var recordlessSaves: RecordlessSaves {
+        if let recordless { return recordless }
+        let made = RecordlessSaves()
+        recordless = made
+        return made
+    }
 
     /// A connection's first log (its first save in a transaction).
     static func installed(on connection: some EngineConnection) -> SaveUndoLog {
@@ -404,6 +471,8 @@ final class SaveUndoLog {
     /// Forgets every entry (the outermost transaction ended); keeps the tail's room for the
     /// connection's next transaction unless it grew to a whole chunk.
     func removeAll() {
+        // (Its models keep it: they read their saves there.)
+        recordless = nil
         full.removeAll()
         tail.removeAll(keepingCapacity: tail.capacity <= 64)
     }

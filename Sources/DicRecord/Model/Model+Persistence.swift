@@ -15,7 +15,10 @@ extension Model {
         let (context, schema) = try persistenceContext(in: contexts)
         try willSave()
         // A save from the wrappers that rolled back left the model new, its writes kept.
-        if case .savedInTransaction(let save) = fetched, save.isRolledBack { fetched = .written(save.written) }
+        if case .savedInTransaction(let saves, let number) = fetched {
+            let save = saves.save(number)
+            if save.rolledBack { fetched = .written(save.written) }
+        }
         if case .written(let written) = fetched, let saved = try saveFromWrappers(written, schema: schema, context: context) {
             didSave()
             return saved
@@ -72,11 +75,9 @@ extension Model {
                 try connection.runPrepared(statement, count: insert.loads.count) { insert.value(at: $0, in: base) }
             }
             let key = connection.lastInsertRowid
-            if connection.transactionDepth > 0 {
-                // The undo log holds the save, not the model (see `WrapperSave`).
-                let save = WrapperSave(written: written, key: key, names: insert.names)
-                fetched = .savedInTransaction(save)
-                RollbackUndo.finishSave(of: save, written: written, on: connection)
+            // Inside a transaction, the undo log holds the save, not the model (`RecordlessSaves`).
+            if let noted = RollbackUndo.noteRecordlessSave(written: written, key: key, on: connection) {
+                fetched = .savedInTransaction(noted.saves, number: noted.number)
             } else {
                 fetched = .saved(written: written, key: key)
             }
@@ -271,57 +272,5 @@ extension Model {
     public final func saveOrUpdate() async throws -> Bool {
         let model = Handover(value: self)
         return try await BlockingPool.performForTask { try model.value.saveOrUpdate() }
-    }
-}
-
-/// A save from a new model's wrappers inside a transaction, which may still roll it back. The
-/// transaction's undo log holds this, not the model: a model is not `Sendable`, and a rollback
-/// runs on the thread that holds the connection, which need not be the model's. A rollback
-/// marks it; or, when the model made its record since the save, gives that record back what a
-/// rolled-back save of a record gets (`RollbackUndo.apply`): no key, and the columns written
-/// modified. The model reads the mark on its own thread (`Model.id`, `makeRecord`).
-@usableFromInline
-final class WrapperSave: SaveUndoing, Sendable {
-    let written: UInt64
-    let key: Int64
-    /// The names of the columns written, by slot order.
-    private let names: [String]
-    private let state = Guarded<State>(State())
-
-    private struct State {
-        var rolledBack = false
-        /// The record the model made since the save, while not rolled back.
-        var record: Record?
-    }
-
-    init(written: UInt64, key: Int64, names: [String]) {
-        self.written = written
-        self.key = key
-        self.names = names
-    }
-
-    var isRolledBack: Bool { state.withLock { $0.rolledBack } }
-
-    /// The record `make` builds for the model (told whether the save was rolled back), kept for
-    /// a later rollback to reach. Made under the lock, so that no rollback falls in between.
-    func record(_ make: (Bool) -> Record) -> Record {
-        state.withLock { state in
-            let made = make(state.rolledBack)
-            if !state.rolledBack { state.record = made }
-            return made
-        }
-    }
-
-    func undoSave(written: UInt64) {
-        state.withLock { state in
-            guard let record = state.record else {
-                state.rolledBack = true
-                return
-            }
-            state.record = nil
-            state.rolledBack = true
-            record.put("id", .null)
-            record.markModified(columns: names)
-        }
     }
 }

@@ -159,9 +159,9 @@ open class Model: CustomStringConvertible {
             // A new model's writes are dropped with the values they replace (the model takes a record).
             fetched = .none
             restoreWrappers(written: written)
-        case .savedInTransaction(let save):
+        case .savedInTransaction(let saves, let number):
             fetched = .none
-            restoreWrappers(written: save.written)
+            restoreWrappers(written: saves.save(number).written)
         default:
             fetched = .none
             layoutMap?.restoreWrappers(of: self)
@@ -181,9 +181,14 @@ open class Model: CustomStringConvertible {
         switch fetched {
         case .written(let written): return makeRecord(fromWrites: written, savedAs: nil)
         case .saved(let written, let key): return makeRecord(fromWrites: written, savedAs: key)
-        case .savedInTransaction(let save):
-            // Rolled back: the model is new again. Else the save holds the record for a rollback to reach.
-            return save.record { rolledBack in makeRecord(fromWrites: save.written, savedAs: rolledBack ? nil : save.key) }
+        case .savedInTransaction(let saves, let number):
+            // Rolled back: the model is new again. Else the saves keep the record for a rollback to reach.
+            let save = saves.save(number)
+            let columns = knownSchema?.columns ?? []
+            let names = columns.indices.filter { save.written & (1 << UInt64($0)) != 0 }.map { columns[$0].name }
+            return saves.record(number, keyColumn: "id", names: names) { rolledBack in
+                makeRecord(fromWrites: save.written, savedAs: rolledBack ? nil : save.key)
+            }
         default: break
         }
         if case .inWrappers(let key) = fetched {
@@ -411,7 +416,10 @@ open class Model: CustomStringConvertible {
             // A new model keeping its writes in its wrappers: none yet, or the one its save got.
             if case .written = fetched { return nil }
             if case .saved(_, let key) = fetched, Model.newRecordsConvertBuiltIn { return Int(key) }
-            if case .savedInTransaction(let save) = fetched, Model.newRecordsConvertBuiltIn { return save.isRolledBack ? nil : Int(save.key) }
+            if case .savedInTransaction(let saves, let number) = fetched, Model.newRecordsConvertBuiltIn {
+                let save = saves.save(number)
+                return save.rolledBack ? nil : Int(save.key)
+            }
             if let row = fetchedRow, let map = layoutMap, map.fastPathAllowed, let position = map.layout.position(of: "id"),
                case .value(let id) = Record.fastDecode(value: row[position], as: Int.self) {
                 return id
@@ -851,8 +859,9 @@ enum FetchedValues {
     /// A model saved from its wrappers (`written`), with the key the database gave it: its record,
     /// once made, holds those columns and the key, none modified.
     case saved(written: UInt64, key: Int64)
-    /// `saved`, inside a transaction that may still roll it back (`WrapperSave`).
-    case savedInTransaction(WrapperSave)
+    /// `saved`, inside a transaction that may still roll it back: save `number` of the
+    /// connection's `RecordlessSaves`, which hold its columns and key.
+    case savedInTransaction(RecordlessSaves, number: Int)
 }
 
 /// The name of the config a model is bound to (`Model.use`, or the dao that found it).
