@@ -341,31 +341,35 @@ final class RecordlessSaves: Sendable {
         var keyColumn = ""
         var names: [String] = []
     }
-    private let saves = Guarded<ContiguousArray<Save>>([])
+    private let saves = Guarded<(list: ContiguousArray<Save>, settled: Bool, recordsKept: Int)>(([], false, 0))
 
     /// Notes a save; returns its number.
     func note(written: UInt64, key: Int64) -> Int {
         saves.withLock { saves in
-            saves.append(Save(written: written, key: key))
-            return saves.count - 1
+            saves.list.append(Save(written: written, key: key))
+            return saves.list.count - 1
         }
     }
 
-    /// The columns save `number` wrote, the key it got, and whether a rollback took it back.
-    func save(_ number: Int) -> (written: UInt64, key: Int64, rolledBack: Bool) {
-        saves.withLock { saves in (saves[number].written, saves[number].key, saves[number].rolledBack) }
+    /// The columns save `number` wrote, the key it got, whether a rollback took it back, and
+    /// whether its transaction is over (`settle`: nothing can take it back any more).
+    func save(_ number: Int) -> (written: UInt64, key: Int64, rolledBack: Bool, settled: Bool) {
+        saves.withLock { saves in
+            (saves.list[number].written, saves.list[number].key, saves.list[number].rolledBack, saves.settled)
+        }
     }
 
     /// The record `make` builds for the model of save `number` (told whether the save was rolled
-    /// back), kept with its key column and the names of the columns written for a later rollback.
-    /// Made under the lock, so that no rollback falls in between.
+    /// back), kept with its key column and the names of the columns written for a later rollback
+    /// while the transaction lasts. Made under the lock, so that no rollback falls in between.
     func record(_ number: Int, keyColumn: String, names: [String], _ make: (Bool) -> Record) -> Record {
         saves.withLock { saves in
-            let made = make(saves[number].rolledBack)
-            if !saves[number].rolledBack {
-                saves[number].record = made
-                saves[number].keyColumn = keyColumn
-                saves[number].names = names
+            let made = make(saves.list[number].rolledBack)
+            if !saves.list[number].rolledBack, !saves.settled {
+                saves.list[number].record = made
+                saves.list[number].keyColumn = keyColumn
+                saves.list[number].names = names
+                saves.recordsKept += 1
             }
             return made
         }
@@ -374,11 +378,25 @@ final class RecordlessSaves: Sendable {
     /// Save `number`'s transaction rolled back.
     func rollBack(_ number: Int) {
         saves.withLock { saves in
-            saves[number].rolledBack = true
-            guard let record = saves[number].record else { return }
-            saves[number].record = nil
-            record.put(saves[number].keyColumn, .null)
-            record.markModified(columns: saves[number].names)
+            saves.list[number].rolledBack = true
+            guard let record = saves.list[number].record else { return }
+            saves.list[number].record = nil
+            record.put(saves.list[number].keyColumn, .null)
+            record.markModified(columns: saves.list[number].names)
+        }
+    }
+
+    /// The outermost transaction ended: no save here can be taken back any more, so the records
+    /// kept for a rollback are let go (the models that made them keep theirs).
+    func settle() {
+        saves.withLock { saves in
+            saves.settled = true
+            guard saves.recordsKept > 0 else { return }
+            for i in saves.list.indices {
+                saves.list[i].record = nil
+                saves.list[i].names = []
+            }
+            saves.recordsKept = 0
         }
     }
 }
@@ -402,6 +420,8 @@ final class SaveUndoLog {
     private var recordless: RecordlessSaves?
 
     var isEmpty: Bool { tail.isEmpty && full.isEmpty }
+
+    var hasRecordlessSaves: Bool { recordless != nil }
 
     var recordlessSaves: RecordlessSaves {
         if let recordless { return recordless }
@@ -471,7 +491,8 @@ final class SaveUndoLog {
     /// Forgets every entry (the outermost transaction ended); keeps the tail's room for the
     /// connection's next transaction unless it grew to a whole chunk.
     func removeAll() {
-        // (Its models keep it: they read their saves there.)
+        // Its models keep it (they read their saves there); nothing can roll them back now.
+        recordless?.settle()
         recordless = nil
         full.removeAll()
         tail.removeAll(keepingCapacity: tail.capacity <= 64)
@@ -482,20 +503,22 @@ extension EngineConnection {
     /// The transaction at `depth` (its body ran at `depth + 1`) rolled back: put back what the
     /// saves inside it changed, newest first.
     func undoSaves(rolledBackAt depth: Int) {
-        guard let log = undoLog as? SaveUndoLog, !log.isEmpty else { return }
+        guard let log = undoLog as? SaveUndoLog else { return }
         while let undo = log.popNewer(than: depth) { undo.apply() }
-        // The outermost transaction is over: the log's room goes back to its small size.
-        if depth == 0 { log.removeAll() }
+        // The outermost transaction is over: the log's room goes back to its small size, and its
+        // saves without a record are settled (an inner rollback may have emptied the log of them).
+        if depth == 0, !log.isEmpty || log.hasRecordlessSaves { log.removeAll() }
     }
 
     /// The transaction at `depth` committed: its saves now belong to the enclosing transaction,
     /// or, at the outermost level, are for good.
     func keepSaves(committedAt depth: Int) {
-        guard let log = undoLog as? SaveUndoLog, !log.isEmpty else { return }
+        guard let log = undoLog as? SaveUndoLog else { return }
         if depth == 0 {
-            log.removeAll()
+            // (As in `undoSaves`: the saves without a record are settled even with no entry left.)
+            if !log.isEmpty || log.hasRecordlessSaves { log.removeAll() }
             return
         }
-        log.relabel(newerThan: depth)
+        if !log.isEmpty { log.relabel(newerThan: depth) }
     }
 }

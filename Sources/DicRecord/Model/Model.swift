@@ -418,6 +418,8 @@ open class Model: CustomStringConvertible {
             if case .saved(_, let key) = fetched, Model.newRecordsConvertBuiltIn { return Int(key) }
             if case .savedInTransaction(let saves, let number) = fetched, Model.newRecordsConvertBuiltIn {
                 let save = saves.save(number)
+                // Its transaction over and the save kept: for good (later reads take no lock).
+                if save.settled, !save.rolledBack { fetched = .saved(written: save.written, key: save.key) }
                 return save.rolledBack ? nil : Int(save.key)
             }
             if let row = fetchedRow, let map = layoutMap, map.fastPathAllowed, let position = map.layout.position(of: "id"),

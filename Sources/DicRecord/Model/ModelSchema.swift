@@ -543,15 +543,12 @@ final class NewModelWrappers: Sendable {
 /// The INSERT of a set of columns of new models, with where each value is read from.
 final class WrapperInsert: Sendable {
     let written: UInt64
-    /// The columns, in slot order.
-    let names: [String]
     let sql: String
     /// Each parameter's wrapper: its place in the model object and its kind.
     let loads: [(offset: Int, slot: WrapperSlot)]
 
     init(written: UInt64, names: [String], loads: [(offset: Int, slot: WrapperSlot)], table: String) {
         self.written = written
-        self.names = names
         sql = SqlText.insert(into: table, columns: names)
         self.loads = loads
     }
