@@ -385,6 +385,56 @@ struct NewModelWrapperTests {
         }
     }
 
+    /// An async transaction that rolls back takes back the saves made in it, and one that
+    /// commits keeps them; the model's next use reads which.
+    @Test func anAsyncTransactionTakesBackOrKeepsItsSaves() async throws {
+        try await withDatabase { t async throws in
+            t.context.register(NwItem.self)
+            let m = NwItem(), n = NwItem()
+            m.a = 1; m.c = 2; m.e = 3
+            n.a = 4; n.c = 5; n.e = 6
+            _ = try await t.db.tx { _ async throws in
+                #expect(try await m.save())
+                return false
+            }
+            #expect(m.id == nil && unsaved(m) == 0b10101)
+            _ = try await t.db.tx { _ async throws in
+                #expect(try await m.save())
+                #expect(try await n.save())
+                return true
+            }
+            #expect(m.id != nil && n.id != nil && m.id != n.id)
+            #expect(m.modifiedColumns.isEmpty && n.modifiedColumns.isEmpty)
+            #expect(try await t.db.queryInt("select count(*) from nw_item") == 2)
+            #expect(try await t.db.queryInt("select a from nw_item where id = ?", n.id) == 4)
+        }
+    }
+
+    /// An update and a delete of a model saved from its wrappers, inside the transaction that
+    /// saved it, then a rollback or a commit, leave what they leave through the record.
+    @Test(arguments: [true, false]) func anUpdateAndADeleteAfterASaveInOneTransaction(commit: Bool) throws {
+        try expectSame("nw_item", [NwItem.self]) { t, throughRecord throws in
+            var lines: [String] = []
+            let m = NwItem(), n = NwItem()
+            if throughRecord { _ = m.record; _ = n.record }
+            m.a = 1; m.c = 2; m.e = 3
+            n.a = 4; n.c = 5; n.e = 6
+            _ = try t.db.tx { _ throws in
+                #expect(try m.save())
+                #expect(try n.save())
+                m.b = 7
+                #expect(try m.update())
+                #expect(try n.delete())
+                lines.append(seen(m))
+                lines.append(seen(n))
+                return commit
+            }
+            lines.append(seen(m))
+            lines.append(seen(n))
+            return lines
+        }
+    }
+
     /// A model bound to another config saves there.
     @Test func aBoundModelSavesToItsConfig() throws {
         try withDatabase { t throws in
