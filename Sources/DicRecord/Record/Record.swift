@@ -766,11 +766,12 @@ public final class Record: Sendable {
         let j = baseValues.count
         guard j < Int(UInt16.max), plainCells.isEmpty || (Int(plainCells.upper) == j && plainCells.modified),
               // Asked without retaining the layout: the record holds it, and only this thread
-              // (holding the lock) replaces it.
-              let grown = Unmanaged.passUnretained(baseLayout)._withUnsafeGuaranteedRef({ $0.appendingIfRemembered(column) })
+              // (holding the lock) replaces it. The successor, held by it, is retained once: by the
+              // store below, for the record's own reference (before the old one is released).
+              let grown = Unmanaged.passUnretained(baseLayout)._withUnsafeGuaranteedRef({ $0.rememberedSuccessor(column) })
         else { return false }
-        baseLayout = grown
-        baseValues.append(encoded, expected: grown.rememberedLength() + 1)
+        baseLayout = grown.takeUnretainedValue()
+        baseValues.append(encoded, expected: grown._withUnsafeGuaranteedRef { $0.rememberedLength() } + 1)
         plainCells = PlainCells(lower: plainCells.isEmpty ? UInt16(j) : plainCells.lower, upper: UInt16(j + 1), modified: true)
         return true
     }

@@ -170,9 +170,16 @@ final class RowLayout: Sendable {
     /// only asked for names this layout lacks, a hit also says that `name` is not a column here
     /// (a record building its columns one write at a time skips looking it up).
     func appendingIfRemembered(_ name: String) -> RowLayout? {
+        rememberedSuccessor(name)?.takeUnretainedValue()
+    }
+
+    /// `appendingIfRemembered`, not retained: this layout holds its first successor for good, so
+    /// the result lives as long as the caller holds this layout. (A record stepping to it retains
+    /// it once, for its own reference; a retained result would cost a second retain and release.)
+    func rememberedSuccessor(_ name: String) -> Unmanaged<RowLayout>? {
         // Held by this layout, which the caller holds: not retained for the look.
         guard let first = firstSuccessor.load(ordering: .acquiring) else { return nil }
-        return first._withUnsafeGuaranteedRef { $0.name.hasSameBytes(as: name) ? $0.layout : nil }
+        return first._withUnsafeGuaranteedRef { $0.name.hasSameBytes(as: name) ? Unmanaged.passUnretained($0.layout) : nil }
     }
 
 
