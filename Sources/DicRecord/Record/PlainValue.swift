@@ -39,6 +39,13 @@ enum PlainValue {
         withUnsafePointer(to: value) { peek(UnsafeRawPointer($0)) }
     }
 
+    /// The common value `value` holds (read in place, not copied). An `Any` is laid out as the
+    /// `Any` an `Any?` wraps (its metadata word is never zero).
+    @inline(__always)
+    static func peek(_ value: borrowing Any) -> PlainValue? {
+        withUnsafePointer(to: value) { peek(UnsafeRawPointer($0)) }
+    }
+
     /// The stored value by the built-in rules, and the kind a record's cell notes to rebuild the
     /// value from it; nil when the rules give none (NaN), for the general path to report.
     @inline(__always)

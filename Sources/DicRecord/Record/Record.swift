@@ -658,7 +658,7 @@ public final class Record: Sendable {
     /// ```
     public subscript(dynamicMember column: String) -> Any? {
         get { self[column] }
-        set { set(column, newValue) }
+        set { set(column, consume newValue) }
     }
 
     private func currentValue(at i: Int) -> Any? {
@@ -673,13 +673,22 @@ public final class Record: Sendable {
     /// ```swift
     /// record.set("born", Date())
     /// ```
-    public func set(_ column: String, _ value: Any?) {
+    public func set(_ column: String, _ value: __owned Any?) {
+        // Unwrapped first: what is left to destroy is an `Any` (a call through its type's witness),
+        // not an `Any?` (through Optional's generic witnesses, about 75 instructions a write).
+        guard let unwrapped = consume value else { return setConverting(column, nil) }
         // A value of a common type is read where it lies (no copy of the `Any`); while no registry
         // replaces a common type's converter, the record's registry need not be asked.
-        if let plain = PlainValue.peek(value)?.encoded,
+        if let plain = PlainValue.peek(unwrapped)?.encoded,
            !Converters.anyReplacesFastPathType.load(ordering: .acquiring) || lock.withLock({ _ in layout.registry }).fastPathEnabled {
             return storePlain(column, plain.stored, kind: plain.kind)
         }
+        setConverting(column, unwrapped)
+    }
+
+    /// `set` of a value that is not of a common type (or when a registry replaces a common type's
+    /// converter): encoded by the record's registry.
+    private func setConverting(_ column: String, _ value: Any?) {
         let registry = lock.withLock { _ in layout.registry }
         let encoded: DatabaseValue
         do {
