@@ -27,6 +27,15 @@ struct PlainValueTests {
             #expect($0.load(fromByteOffset: 3 * word, as: UInt.self) == UInt(bitPattern: ObjectIdentifier(Int.self)))
             #expect($0.load(as: Int.self) == 7)
         }
+        // `Record.set` unwraps first and reads the `Any` itself: laid out as the one an `Any?` wraps.
+        // (Through a pointer typed as the container: Swift 6 opens an `Any` handed to
+        // `withUnsafeBytes(of:)`, which would give the bytes of the Int it holds.)
+        var unwrapped: Any = 7
+        withUnsafeMutablePointer(to: &unwrapped) { (container: UnsafeMutablePointer<Any>) in
+            let raw = UnsafeRawPointer(container)
+            #expect(raw.load(fromByteOffset: 3 * word, as: UInt.self) == UInt(bitPattern: ObjectIdentifier(Int.self)))
+            #expect(raw.load(as: Int.self) == 7)
+        }
         #expect(MemoryLayout<KeyValuePairs<String, Any?>>.size == MemoryLayout<[(key: String, value: Any?)]>.size)
         let literal: KeyValuePairs<String, Any?> = ["a": 1, "b": "two", "c": nil, "d": 4.5]
         let elements = unsafeBitCast(literal, to: [(key: String, value: Any?)].self)
@@ -64,6 +73,18 @@ struct PlainValueTests {
         #expect(peek(Wide(a: 1, b: 2, c: 3, d: 4)) == nil)
         #expect(peek(Boxed()) == nil)
         #expect(peek(DatabaseValue.integer(1)) == nil)
+
+        // The overload for an `Any` (what `Record.set` reads once it has unwrapped its value)
+        // agrees with the one for an `Any?` on every value.
+        let values: [Any] = [Int.min, Int64(-5), -0.0, Double.nan, true, "é", long, Optional<Int>.some(3) as Any,
+                             Optional<Int>.none as Any, Int32(3), UInt(3), Float(1.5), Date(timeIntervalSince1970: 1),
+                             Data([1, 2]), Wide(a: 1, b: 2, c: 3, d: 4), Boxed(), DatabaseValue.integer(1)]
+        for value in values {
+            #expect(PlainValue.peek(value as Any).map(String.init(describing:)) == peek(value).map(String.init(describing:)),
+                    "\(type(of: value))")
+        }
+        if case .int(let v)? = PlainValue.peek(42 as Any) { #expect(v == 42) } else { Issue.record("Int as Any") }
+        if case .string(let v)? = PlainValue.peek(long as Any) { #expect(v == long) } else { Issue.record("long String as Any") }
     }
 
     /// A literal, the same pairs as a dictionary, and member writes make the same record: the

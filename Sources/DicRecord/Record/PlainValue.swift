@@ -36,14 +36,16 @@ enum PlainValue {
     /// The common value `value` holds (read in place, not copied).
     @inline(__always)
     static func peek(_ value: borrowing Any?) -> PlainValue? {
-        withUnsafePointer(to: value) { peek(UnsafeRawPointer($0)) }
+        withUnsafePointer(to: value) { (container: UnsafePointer<Any?>) in peek(UnsafeRawPointer(container)) }
     }
 
     /// The common value `value` holds (read in place, not copied). An `Any` is laid out as the
     /// `Any` an `Any?` wraps (its metadata word is never zero).
     @inline(__always)
     static func peek(_ value: borrowing Any) -> PlainValue? {
-        withUnsafePointer(to: value) { peek(UnsafeRawPointer($0)) }
+        // The pointer's type spelled out: it is the container's address, never the value's
+        // (Swift 6 opens an `Any` passed where the closure does not mention its type).
+        withUnsafePointer(to: value) { (container: UnsafePointer<Any>) in peek(UnsafeRawPointer(container)) }
     }
 
     /// The stored value by the built-in rules, and the kind a record's cell notes to rebuild the
