@@ -105,4 +105,76 @@ private struct HashIntConverter: TypeConverter {
             #expect(try t.db.queryString("select m from hashed") == "#6")
         }
     }
+
+    /// Member writes of every kind of input, checked against the literal builder (the general
+    /// path, `encodedGenerally`) and by what they store and report.
+    @Test func memberWritesOfEveryKindOfInputAsBefore() throws {
+        let date = Date(timeIntervalSince1970: 1_000.25)
+        let someNil: Int?? = .some(nil)
+        let someSome: Int?? = .some(5)
+        let none: Int?? = nil
+        let r = Record()
+        r.n = nil
+        r.sn = someNil
+        r.ss = someSome
+        r.nn = none
+        r.i = 1; r.big = Int64.max; r.d = 2.5; r.b = true; r.s = "x"; r.t = date
+        #expect(r.storedValue("n") == .null)
+        #expect(r.storedValue("sn") == .null)
+        #expect(r.storedValue("ss") == .integer(5))
+        #expect(r.storedValue("nn") == .null)
+        #expect(r.n == nil && r.nn == nil)
+        #expect("\(r.sn as Any)" == "Optional(nil)")           // the written Optional, kept as it was
+        #expect(r.ss as? Int == 5)
+        #expect(r.big as? Int64 == .max && r.b as? Bool == true && r.t as? Date == date)
+        #expect(r.modifiedColumns == ["n", "sn", "ss", "nn", "i", "big", "d", "b", "s", "t"])
+        let literal = try Record(["n": nil, "sn": someNil as Any?, "ss": someSome as Any?, "nn": none as Any?, "i": 1, "big": Int64.max,
+                                  "d": 2.5, "b": true, "s": "x", "t": date])
+        for column in r.columnNames {
+            #expect(r.storedValue(column) == literal.storedValue(column), "\(column)")
+            #expect("\(r[column] as Any)" == "\(literal[column] as Any)", "\(column)")
+        }
+        #expect(r.firstEncodingError == nil)
+
+        // NaN and a value with no converter: kept as NULL with an error naming column and value.
+        let nan = Record()
+        nan.x = Double.nan
+        let nanError = try #require(nan.firstEncodingError)
+        #expect(nanError.column == "x" && nanError.kind == .invalidValue)
+        #expect(nanError.value.contains("nan"))
+        #expect(nan.storedValue("x") == .null)
+        let array = Record()
+        array.tags = [1, 2, 3]
+        let arrayError = try #require(array.firstEncodingError)
+        #expect(arrayError.column == "tags")
+        #expect(arrayError.description.contains("\"tags\""))
+        #expect(array.tags as? [Int] == [1, 2, 3])
+    }
+
+    /// A record stepping to its layout's remembered successor (`appendsToPlainRun`) while it alone
+    /// holds the layout it leaves: the store frees that layout, and with it the successor's only
+    /// other reference; the record must have retained the successor first.
+    @Test func aStepFromALayoutOnlyTheRecordHoldsKeepsTheNextOne() throws {
+        weak var left: RowLayout?
+        weak var next: RowLayout?
+        let record: Record
+        do {
+            let first = try Record(["stepFree_a": 1])
+            record = try Record(["stepFree_a": 2])           // the same layout: the last one built
+            #expect(first.baseLayout === record.baseLayout)
+            first.stepFree_b = 10                           // makes and remembers [a, b]
+            left = record.baseLayout
+            next = first.baseLayout
+            _ = try Record(["stepFree_other": 0])           // this thread's last-built layout is another now
+        }
+        // `first` is gone: [a] is held by `record` alone, [a, b] by [a]'s successor alone.
+        #expect(left != nil && next != nil)
+        record.stepFree_b = 20
+        #expect(left == nil)                                  // [a] went at the step
+        #expect(next != nil && next === record.baseLayout)
+        #expect(record.storesCells == false)
+        record.stepFree_c = 30
+        #expect(record.columnNames == ["stepFree_a", "stepFree_b", "stepFree_c"])
+        #expect(record.stepFree_a as? Int == 2 && record.stepFree_b as? Int == 20 && record.stepFree_c as? Int == 30)
+    }
 }
