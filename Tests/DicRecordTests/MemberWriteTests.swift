@@ -115,9 +115,9 @@ private struct HashIntConverter: TypeConverter {
         let none: Int?? = nil
         let r = Record()
         r.n = nil
-        r.sn = someNil
-        r.ss = someSome
-        r.nn = none
+        r.sn = someNil as Any?   // (what the implicit coercion makes, spelled out)
+        r.ss = someSome as Any?
+        r.nn = none as Any?
         r.i = 1; r.big = Int64.max; r.d = 2.5; r.b = true; r.s = "x"; r.t = date
         #expect(r.storedValue("n") == .null)
         #expect(r.storedValue("sn") == .null)
