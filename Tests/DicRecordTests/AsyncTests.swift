@@ -217,8 +217,10 @@ final class AsyncPupil: Model {
                     started.add(1)
                     if started.value == 100 {
                         // Row 100 waits (on a DicRecord thread) until the task has been cancelled.
+                        // (Long enough for a loaded machine: beside four busy loops the test's own
+                        // task once took over 30 s to get back to its thread and cancel.)
                         reached.signal()
-                        _ = cancelled.wait(timeout: .now() + 30)
+                        _ = cancelled.wait(timeout: .now() + 300)
                     }
                     return true
                 }
