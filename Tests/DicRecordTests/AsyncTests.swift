@@ -240,6 +240,40 @@ final class AsyncPupil: Model {
         }
     }
 
+    /// An async call checks its own task's status between rows (no cancellation handler per call):
+    /// cancelled from inside the call, it stops at the next row, and so does a read nested in it.
+    @Test(arguments: Engine.available) func aCallCancelledFromInsideStopsAtTheNextRow(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
+            try makeTable(t.db, rows: 1_000)
+            let db = t.db
+            let seen = Counter(), nestedStopped = Counter()
+            let task = Task {
+                try await db.each("select * from t order by id") { _ in
+                    seen.add(1)
+                    if seen.value == 10 {
+                        withUnsafeCurrentTask { $0?.cancel() }  // the task whose job runs this callback
+                        do {
+                            _ = try db.find("select * from t")
+                        } catch is CancellationError {
+                            nestedStopped.add(1)
+                        }
+                    }
+                    return true
+                }
+            }
+            await #expect(throws: CancellationError.self) { try await task.value }
+            #expect(seen.value == 10)
+            #expect(nestedStopped.value == 1)
+            // Outside the async API a read is not the task's to stop: a sync find in a cancelled
+            // task reads every row.
+            let sync = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try db.find("select * from t").count
+            }
+            #expect(try await sync.value == 1_000)
+        }
+    }
+
     @Test(arguments: Engine.available) func cancelledTransactionRollsBackAndFreesTheWriter(engine: Engine) async throws {
         try await withDatabase(engine: engine) { t in
             try makeTable(t.db)

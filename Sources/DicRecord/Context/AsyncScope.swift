@@ -40,18 +40,20 @@ final class TransactionLease: @unchecked Sendable {
     /// thread's connection inside `body`), or returns nil when the transaction has already ended
     /// (a task that outlived it is no part of it).
     func join<T>(_ body: (any EngineConnection) throws -> T) throws -> T? {
-        let chain = AsyncScope.nesting
+        var chain: [NestingToken]?  // the task's nesting, read only while a nested transaction is open
         condition.lock()
-        let deadline = Date(timeIntervalSinceNow: busyTimeout)
-        while !ended && (inUse || !admits(chain)) {
-            if !WriterLane.whileBlocked({ condition.wait(until: deadline) }) && !ended && (inUse || !admits(chain)) {
-                let nested = !openNested.isEmpty && !admits(chain)
-                condition.unlock()
-                throw DicRecordError(.busy,
-                    "waited \(busyTimeout) s for the transaction's connection on config '\(configName)': "
-                        + (nested ? "a concurrent task of the same transaction kept a nested transaction open"
-                                  : "a concurrent task of the same transaction kept using it"),
-                    configName: configName)
+        if !ended && (inUse || !admits(&chain)) {
+            let deadline = Date(timeIntervalSinceNow: busyTimeout)
+            while !ended && (inUse || !admits(&chain)) {
+                if !WriterLane.whileBlocked({ condition.wait(until: deadline) }) && !ended && (inUse || !admits(&chain)) {
+                    let nested = !openNested.isEmpty && !admits(&chain)
+                    condition.unlock()
+                    throw DicRecordError(.busy,
+                        "waited \(busyTimeout) s for the transaction's connection on config '\(configName)': "
+                            + (nested ? "a concurrent task of the same transaction kept a nested transaction open"
+                                      : "a concurrent task of the same transaction kept using it"),
+                        configName: configName)
+                }
             }
         }
         if ended {
@@ -69,10 +71,14 @@ final class TransactionLease: @unchecked Sendable {
         return try body(connection)
     }
 
-    /// Whether a call from a task inside the nested transactions `chain` may use the connection now.
-    private func admits(_ chain: [NestingToken]) -> Bool {
+    /// Whether a call from the current task may use the connection now: always while no nested
+    /// transaction is open; else only from inside the innermost one (the task's nesting, `chain`,
+    /// is read from its task-local on first need).
+    private func admits(_ chain: inout [NestingToken]?) -> Bool {
         guard let innermost = openNested.last else { return true }
-        return chain.contains { $0 === innermost }
+        let nesting = chain ?? AsyncScope.nesting
+        chain = nesting
+        return nesting.contains { $0 === innermost }
     }
 
     /// A nested async transaction opened its savepoint: from now on only its own calls get in.
@@ -188,15 +194,14 @@ package enum AsyncScope {
     }
 }
 
-/// Set by a cancelled task for the job it is waiting on; long reads check it between rows.
-final class CancellationFlag: Sendable {
-    private let cancelled = Atomic<Bool>(false)
-    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
-    func cancel() { cancelled.store(true, ordering: .relaxed) }
-
-    /// Throws `CancellationError` once the task has been cancelled.
+/// What a long read checks between rows while it runs a call of the async API: whether the task
+/// whose job runs the call on this thread has been cancelled. The call runs inside that job (see
+/// `BlockingPool.performForTask`), so the running task is the caller's, and its status is read
+/// directly: no cancellation handler to install per call.
+struct TaskCancellationCheck {
+    /// Throws `CancellationError` once the task running on this thread has been cancelled.
     @inline(__always)
     func check() throws {
-        if cancelled.load(ordering: .relaxed) { throw CancellationError() }
+        if Task.isCancelled { throw CancellationError() }
     }
 }

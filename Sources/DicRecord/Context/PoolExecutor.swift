@@ -28,38 +28,39 @@ extension BlockingPool {
     /// taken before anything of it runs and that makes no call that waits after it (no user
     /// closure, no hook), so that moving it runs nothing twice and nothing waits here. Not when
     /// the task prefers an executor of its own (a NIO event loop): its threads are not ours to use.
-    static func performForTask<T>(tryHere: Bool = false, _ work: () throws -> T) async throws -> sending T {
+    ///
+    /// `nonisolated(nonsending)`, like the other helpers between a public async method and this
+    /// one (`Db.runAsync`, `Dao.runAsync`, the async transactions): they run on the executor of
+    /// the public method that called them, which is never an actor's (every public async method is
+    /// `nonisolated`), so they skip the runtime's executor check on entry and on every return.
+    nonisolated(nonsending) static func performForTask<T>(tryHere: Bool = false, _ work: () throws -> T) async throws -> sending T {
         try Task.checkCancellation()
         let leases = ThreadLeases.current
-        if leases.isPoolThread { return try await inline(work) }
+        if leases.isPoolThread { return try inline(work).value }
         if tryHere, withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor == nil }) {
             do {
-                return try await inline {
+                return try inline {
                     // Set and cleared with no suspension between: the flag never leaks to another task.
                     let leases = ThreadLeases.current
                     leases.mustNotWait = true
                     defer { leases.mustNotWait = false }
                     return try work()
-                }
+                }.value
             } catch is WouldBlock {}
         }
-        let result = try await withTaskExecutorPreference(PoolExecutor.shared) { Handover(value: try await inline(work)) }
+        let result = try await withTaskExecutorPreference(PoolExecutor.shared) { try inline(work) }
         return result.value
     }
 
-    /// Runs `work` right here, on the pool thread the task runs on.
-    private static func inline<T>(_ work: () throws -> T) async throws -> sending T {
-        let flag = CancellationFlag()
-        let result: Handover<T> = try await withTaskCancellationHandler {
-            let leases = ThreadLeases.current
-            let outer = leases.cancellation
-            leases.cancellation = flag
-            defer { leases.cancellation = outer }
-            return Handover(value: try work())
-        } onCancel: {
-            flag.cancel()
-        }
-        return result.value
+    /// Runs `work` right here, inside the job of the task that asked for it (on the thread that
+    /// runs it): long reads check that task's cancellation between rows. Synchronous: an async
+    /// helper here cost every call a cancellation handler and executor checks on entry and return.
+    private static func inline<T>(_ work: () throws -> T) throws -> Handover<T> {
+        let leases = ThreadLeases.current
+        let outer = leases.cancellation
+        leases.cancellation = TaskCancellationCheck()
+        defer { leases.cancellation = outer }
+        return Handover(value: try work())
     }
 }
 

@@ -12,8 +12,8 @@ final class ThreadLeases {
     @exclusivity(unchecked) private var lastWriterPool: ObjectIdentifier?
     @exclusivity(unchecked) private var lastWriter: Connection?
     @exclusivity(unchecked) var readers: [ObjectIdentifier: Connection] = [:]
-    /// While this thread runs a call of the async API: the flag the task's cancellation sets.
-    @exclusivity(unchecked) var cancellation: CancellationFlag?
+    /// While this thread runs a call of the async API: the check of its task's cancellation.
+    @exclusivity(unchecked) var cancellation: TaskCancellationCheck?
     /// True on the threads of `BlockingPool`, where the async API runs its calls inline.
     @exclusivity(unchecked) var isPoolThread = false
     /// While an async call runs on the caller's own thread (`BlockingPool.performForTask`): its
