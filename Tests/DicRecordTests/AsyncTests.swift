@@ -274,6 +274,39 @@ final class AsyncPupil: Model {
         }
     }
 
+    #if compiler(>=6.2)
+    /// The check reads the task that made the call, not whichever task runs on the thread: a read
+    /// in a task started immediately (run synchronously, on this thread) inside the call's callback
+    /// stops once the call's own task is cancelled.
+    @Test(arguments: Engine.available) func aReadInAnImmediateTaskInsideACallChecksTheCallersTask(engine: Engine) async throws {
+        try await withDatabase(engine: engine) { t in
+            try makeTable(t.db, rows: 100)
+            let db = t.db
+            let stopped = Counter(), failed = Counter(), finished = Counter()
+            let outer = Task {
+                try await db.each("select * from t") { _ in
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    _ = Task.immediate {
+                        do {
+                            _ = try db.find("select * from t")
+                            finished.add(1)
+                        } catch is CancellationError {
+                            stopped.add(1)
+                        } catch {
+                            failed.add(1)
+                        }
+                    }
+                    return false
+                }
+            }
+            _ = try? await outer.value
+            #expect(stopped.value == 1)
+            #expect(finished.value == 0)
+            #expect(failed.value == 0)
+        }
+    }
+    #endif
+
     @Test(arguments: Engine.available) func cancelledTransactionRollsBackAndFreesTheWriter(engine: Engine) async throws {
         try await withDatabase(engine: engine) { t in
             try makeTable(t.db)

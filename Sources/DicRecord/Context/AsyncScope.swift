@@ -195,13 +195,20 @@ package enum AsyncScope {
 }
 
 /// What a long read checks between rows while it runs a call of the async API: whether the task
-/// whose job runs the call on this thread has been cancelled. The call runs inside that job (see
-/// `BlockingPool.performForTask`), so the running task is the caller's, and its status is read
-/// directly: no cancellation handler to install per call.
+/// that made the call has been cancelled. The call runs synchronously inside that task's job (see
+/// `BlockingPool.performForTask`), so its status is read directly: no cancellation handler to
+/// install per call.
+///
+/// It holds the task's `UnsafeCurrentTask`, which must not outlive the job: it is taken and kept
+/// only inside `withUnsafeCurrentTask`'s closure around the call (`BlockingPool.inline`), and
+/// read only on that thread while the call runs. Checked by
+/// `AsyncTests.aCallCancelledFromInsideStopsAtTheNextRow`.
 struct TaskCancellationCheck {
-    /// Throws `CancellationError` once the task running on this thread has been cancelled.
+    let task: UnsafeCurrentTask
+
+    /// Throws `CancellationError` once the task has been cancelled.
     @inline(__always)
     func check() throws {
-        if Task.isCancelled { throw CancellationError() }
+        if task.isCancelled { throw CancellationError() }
     }
 }

@@ -28,12 +28,7 @@ extension BlockingPool {
     /// taken before anything of it runs and that makes no call that waits after it (no user
     /// closure, no hook), so that moving it runs nothing twice and nothing waits here. Not when
     /// the task prefers an executor of its own (a NIO event loop): its threads are not ours to use.
-    ///
-    /// `nonisolated(nonsending)`, like the other helpers between a public async method and this
-    /// one (`Db.runAsync`, `Dao.runAsync`, the async transactions): they run on the executor of
-    /// the public method that called them, which is never an actor's (every public async method is
-    /// `nonisolated`), so they skip the runtime's executor check on entry and on every return.
-    nonisolated(nonsending) static func performForTask<T>(tryHere: Bool = false, _ work: () throws -> T) async throws -> sending T {
+    static func performForTask<T>(tryHere: Bool = false, _ work: () throws -> T) async throws -> sending T {
         try Task.checkCancellation()
         let leases = ThreadLeases.current
         if leases.isPoolThread { return try inline(work).value }
@@ -56,11 +51,13 @@ extension BlockingPool {
     /// runs it): long reads check that task's cancellation between rows. Synchronous: an async
     /// helper here cost every call a cancellation handler and executor checks on entry and return.
     private static func inline<T>(_ work: () throws -> T) throws -> Handover<T> {
-        let leases = ThreadLeases.current
-        let outer = leases.cancellation
-        leases.cancellation = TaskCancellationCheck()
-        defer { leases.cancellation = outer }
-        return Handover(value: try work())
+        try withUnsafeCurrentTask { task in
+            let leases = ThreadLeases.current
+            let outer = leases.cancellation
+            leases.cancellation = task.map(TaskCancellationCheck.init)
+            defer { leases.cancellation = outer }
+            return Handover(value: try work())
+        }
     }
 }
 

@@ -12,7 +12,7 @@ extension Db {
     /// `tryHere`: a read runs on the task's own thread when a reader is free at once (see
     /// `BlockingPool.performForTask`); every call here takes its connection before anything of it
     /// runs. Not for `each` and `execute`, whose closures may make calls that wait.
-    nonisolated(nonsending) func runAsync<T>(tryHere: Bool = true, _ work: (Db) throws -> T) async throws -> sending T {
+    func runAsync<T>(tryHere: Bool = true, _ work: (Db) throws -> T) async throws -> sending T {
         try await BlockingPool.performForTask(tryHere: tryHere) { try work(self) }
     }
 

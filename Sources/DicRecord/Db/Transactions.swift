@@ -72,7 +72,7 @@ extension Db {
 
     // MARK: Async
 
-    nonisolated(nonsending) func runAsyncTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
+    func runAsyncTransaction<T>(_ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
         let context = try self.context()
         // The writer, bound to no thread until the transaction ends: SQLite's, or a connection of the engine's pool.
         let poolID: ObjectIdentifier
@@ -120,7 +120,7 @@ extension Db {
 
     /// An outermost async transaction on `connection`, the writer just leased (given back with
     /// `returnWriter` when it ends), its jobs on `executor`.
-    nonisolated(nonsending) private func outermostAsyncTransaction<T>(_ context: DbContext, _ poolID: ObjectIdentifier, _ connection: any EngineConnection,
+    private func outermostAsyncTransaction<T>(_ context: DbContext, _ poolID: ObjectIdentifier, _ connection: any EngineConnection,
                                               _ returnWriter: (any EngineConnection) -> Void, on executor: any TaskExecutor,
                                               _ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
         let lease = TransactionLease(poolID: poolID, connection: connection, configName: context.configName,
@@ -148,7 +148,7 @@ extension Db {
 
     /// A transaction nested in the task's async transaction `lease`: a SAVEPOINT. Nested
     /// transactions at one depth (from concurrent child tasks) take turns.
-    nonisolated(nonsending) private func nestedAsyncTransaction<T>(_ lease: TransactionLease, _ enclosing: [TransactionLease],
+    private func nestedAsyncTransaction<T>(_ lease: TransactionLease, _ enclosing: [TransactionLease],
                                            _ body: (Db) async throws -> T, commit: (T) -> Bool) async throws -> T {
         let level = enclosing.reduce(0) { $0 + ($1 === lease ? 1 : 0) }
         let gate = lease.nestingGate(depth: level)

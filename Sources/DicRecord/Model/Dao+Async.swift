@@ -8,7 +8,7 @@ import Foundation
 // fetched them, inside the same transactions.
 extension Dao {
     /// Runs `work` with this dao on a pool thread for the calling task.
-    nonisolated(nonsending) func runAsync<T>(_ work: @escaping @Sendable (Dao<M>) throws -> T) async throws -> sending T {
+    func runAsync<T>(_ work: @escaping @Sendable (Dao<M>) throws -> T) async throws -> sending T {
         try await BlockingPool.performForTask { [self] in try work(self) }
     }
 
