@@ -195,20 +195,17 @@ package enum AsyncScope {
 }
 
 /// What a long read checks between rows while it runs a call of the async API: whether the task
-/// that made the call has been cancelled. The call runs synchronously inside that task's job (see
-/// `BlockingPool.performForTask`), so its status is read directly: no cancellation handler to
-/// install per call.
+/// running the read has been cancelled. The call runs synchronously inside the job of the task
+/// that made it (see `BlockingPool.performForTask`), so that task's status is read directly: no
+/// cancellation handler to install per call. A task the call's own code starts and runs right
+/// there (`Task.immediate` in an `each` callback) is another task: a read in it checks that task.
 ///
-/// It holds the task's `UnsafeCurrentTask`, which must not outlive the job: it is taken and kept
-/// only inside `withUnsafeCurrentTask`'s closure around the call (`BlockingPool.inline`), and
-/// read only on that thread while the call runs. Checked by
-/// `AsyncTests.aCallCancelledFromInsideStopsAtTheNextRow`.
+/// (Keeping the calling task's `UnsafeCurrentTask` instead was tried: the type's layout is
+/// resilient, so every row's check went through generic value witnesses.)
 struct TaskCancellationCheck {
-    let task: UnsafeCurrentTask
-
-    /// Throws `CancellationError` once the task has been cancelled.
+    /// Throws `CancellationError` once the task running on this thread has been cancelled.
     @inline(__always)
     func check() throws {
-        if task.isCancelled { throw CancellationError() }
+        if Task.isCancelled { throw CancellationError() }
     }
 }

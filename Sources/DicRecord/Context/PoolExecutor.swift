@@ -51,13 +51,11 @@ extension BlockingPool {
     /// runs it): long reads check that task's cancellation between rows. Synchronous: an async
     /// helper here cost every call a cancellation handler and executor checks on entry and return.
     private static func inline<T>(_ work: () throws -> T) throws -> Handover<T> {
-        try withUnsafeCurrentTask { task in
-            let leases = ThreadLeases.current
-            let outer = leases.cancellation
-            leases.cancellation = task.map(TaskCancellationCheck.init)
-            defer { leases.cancellation = outer }
-            return Handover(value: try work())
-        }
+        let leases = ThreadLeases.current
+        let outer = leases.cancellation
+        leases.cancellation = TaskCancellationCheck()
+        defer { leases.cancellation = outer }
+        return Handover(value: try work())
     }
 }
 
