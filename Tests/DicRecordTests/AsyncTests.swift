@@ -274,6 +274,38 @@ final class AsyncPupil: Model {
         }
     }
 
+    /// A loop that does little per row (`find`, `query`) looks at its task's status at the first
+    /// row and every `rowsBetweenChecks` rows after it; `each`, which runs the caller's code each
+    /// row, looks at every row; outside a task nothing is ever cancelled.
+    @Test func aFindLikeLoopLooksAtItsTaskEveryFewRows() async throws {
+        let rowsRead = await Task {
+            var check = TaskCancellationCheck()
+            var rows = 0
+            do {
+                for _ in 0..<5 {
+                    try check.check()
+                    rows += 1
+                }
+                withUnsafeCurrentTask { $0?.cancel() }
+                #expect(throws: CancellationError.self) { try TaskCancellationCheck().checkNow() }
+                while rows < 1_000 {
+                    try check.check()
+                    rows += 1
+                }
+            } catch {}
+            return rows
+        }.value
+        #expect(rowsRead == TaskCancellationCheck.rowsBetweenChecks)
+        // On a thread that runs no task, every look finds it not cancelled.
+        await #expect(throws: Never.self) {
+            try await onThread {
+                var check = TaskCancellationCheck()
+                for _ in 0..<100 { try check.check() }
+                try check.checkNow()
+            }
+        }
+    }
+
     #if compiler(>=6.2)
     /// The check reads the task that runs the read: a task started immediately (run synchronously,
     /// on this thread) inside the callback of a cancelled call is a task of its own, not cancelled,

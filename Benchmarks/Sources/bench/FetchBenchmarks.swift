@@ -114,6 +114,17 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
+            // The async twin, awaited from a task: the same rows, read on a pool thread that checks
+            // the task's cancellation between rows.
+            w.measure("dicrecord find awaited, then r[i] as Int?") {
+                try blocking {
+                    var sum = 0
+                    for r in try await db.find(Self.itemsSQL) {
+                        for i in 0..<10 { sum &+= (r[i] as Int?) ?? 0 }
+                    }
+                    return sum
+                }
+            }
         }
     }
 

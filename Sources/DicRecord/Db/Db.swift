@@ -152,7 +152,7 @@ public struct Db: Sendable {
                     guard try connection.step(statement, arguments) else { return [] }
                     // The layout is taken after the first step: SQLite re-prepares there after a schema change.
                     let layout = statement.rowLayout(connection)
-                    let cancellation = ThreadLeases.current.cancellation
+                    var cancellation = ThreadLeases.current.cancellation
                     return try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) {
                         Record(layout: layout, values: $0)
                     }
@@ -171,7 +171,7 @@ public struct Db: Sendable {
                 try connection.withStatement(sql, arguments) { statement in
                     guard try connection.step(statement, arguments) else { return FetchedRows(layout: nil, rows: []) }
                     let layout = statement.rowLayout(connection)
-                    let cancellation = ThreadLeases.current.cancellation
+                    var cancellation = ThreadLeases.current.cancellation
                     let rows = try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) { $0 }
                     return FetchedRows(layout: layout, rows: rows)
                 }
@@ -191,7 +191,7 @@ public struct Db: Sendable {
                 try connection.withStatement(sql, arguments) { statement in
                     guard try connection.step(statement, arguments) else { return .rows(FetchedRows(layout: nil, rows: [])) }
                     let layout = statement.rowLayout(connection)
-                    let cancellation = ThreadLeases.current.cancellation
+                    var cancellation = ThreadLeases.current.cancellation
                     guard start(layout) else {
                         let rows = try statement.rows(arguments: arguments, connection: connection, check: { try cancellation?.check() }) { $0 }
                         return .rows(FetchedRows(layout: layout, rows: rows))
@@ -234,7 +234,7 @@ public struct Db: Sendable {
                     var record: Record?
                     let cancellation = ThreadLeases.current.cancellation
                     repeat {
-                        try cancellation?.check()
+                        try cancellation?.checkNow()
                         // Constant memory and no allocation per row: the record is refilled in place
                         // unless the callback kept a reference to it.
                         if record != nil, isKnownUniquelyReferenced(&record) {
@@ -266,7 +266,7 @@ public struct Db: Sendable {
                     }
                     try checkSingleColumn()
                     var values: [T?] = []
-                    let cancellation = ThreadLeases.current.cancellation
+                    var cancellation = ThreadLeases.current.cancellation
                     while try connection.step(statement, arguments) {
                         try cancellation?.check()
                         if values.isEmpty { try checkSingleColumn() }

@@ -77,7 +77,7 @@ extension Db {
             try withoutActuallyEscaping(row) { row in
                 var layout: RowLayout?
                 func each(_ columns: [String], _ values: [DatabaseValue]) throws -> Bool {
-                    try cancellation?.check()
+                    try cancellation?.checkNow()
                     // The first row makes the layout the rest share.
                     let shared = layout ?? RowLayout(names: columns, registry: context.converters,
                                                      origin: ReadOrigin(sql: sql, configName: context.configName, reporter: context.tracer.reads))
