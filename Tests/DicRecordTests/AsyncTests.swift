@@ -264,7 +264,7 @@ final class AsyncPupil: Model {
             await #expect(throws: CancellationError.self) { try await task.value }
             #expect(seen.value == 10)
             #expect(nestedStopped.value == 1)
-            // Outside the async API a read is not the task's to stop: a sync find in a cancelled
+            // Outside any async call a read is not the task's to stop: a sync find in a cancelled
             // task reads every row.
             let sync = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
@@ -311,6 +311,7 @@ final class AsyncPupil: Model {
     /// on this thread) inside the callback of a cancelled call is a task of its own, not cancelled,
     /// and a read in it reads every row.
     @Test(arguments: Engine.available) func aReadInAnImmediateTaskInsideACallChecksItsOwnTask(engine: Engine) async throws {
+        guard #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) else { return }  // Task.immediate
         try await withDatabase(engine: engine) { t in
             try makeTable(t.db, rows: 100)
             let db = t.db

@@ -114,8 +114,8 @@ struct FetchBenchmarks {
                     return sum
                 }
             }
-            // The async twin, awaited from a task: the same rows, read on a pool thread that checks
-            // the task's cancellation between rows.
+            // The async twin, awaited from a task: the same rows, read on the task's own thread when
+            // a reader is free (else on a pool thread), looking at the task's cancellation between rows.
             w.measure("dicrecord find awaited, then r[i] as Int?") {
                 try blocking {
                     var sum = 0
