@@ -530,6 +530,38 @@ struct DbFindTests {
         }
     }
 
+    /// The cache looks at the statements used last before hashing (a transaction's BEGIN, its
+    /// statements and COMMIT, in turn): statements used in turn are each prepared once, and with
+    /// more in turn than it looks at, or than the cache holds, every call still runs its own SQL.
+    @Test(arguments: [3, 12])
+    func statementsUsedInTurnRunTheirOwnSql(distinct: Int) throws {
+        for cacheSize in [2, 64] {
+            var options = DbContext.Options()
+            options.statementCacheSize = cacheSize
+            try withDatabase(options: options) { t throws in
+                try DbSuiteKit.makeStudents(t.db, count: 20)
+                // Each SQL differs in its text and its result: `age > k` for k in 0..<distinct.
+                let sqls = (0..<distinct).map { "select count(*) from student where age > \($0)" }
+                let (results, prepared) = try t.db.execute { connection -> ([Int?], [Int]) in
+                    let results = try (0..<(distinct * 20)).map { i in try t.db.queryInt(sqls[i % distinct]) }
+                    var prepared = [Int](repeating: 0, count: distinct)
+                    var statement = sqlite3_next_stmt(connection.sqliteHandle, nil)
+                    while let current = statement {
+                        if let text = sqlite3_sql(current), let index = sqls.firstIndex(of: String(cString: text)) {
+                            prepared[index] += 1
+                        }
+                        statement = sqlite3_next_stmt(connection.sqliteHandle, current)
+                    }
+                    return (results, prepared)
+                }
+                #expect(results == (0..<(distinct * 20)).map { Optional(20 - $0 % distinct) })
+                // Cached statements stay prepared: all of them when the cache holds them all.
+                if cacheSize >= distinct { #expect(prepared == [Int](repeating: 1, count: distinct)) }
+                #expect(prepared.reduce(0, +) <= cacheSize)
+            }
+        }
+    }
+
     @Test(arguments: [false, true])
     func cachedSelectStarSeesAColumnAddedLater(inMemory: Bool) throws {
         try withDatabase(inMemory: inMemory) { t throws in

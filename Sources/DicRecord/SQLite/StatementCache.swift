@@ -13,19 +13,36 @@ struct StatementCache {
 
     var count: Int { statements.count }
 
-    /// The statement used last: a repeated call usually repeats its SQL, and comparing two
-    /// strings' bytes (often the same literal) is cheaper than hashing one.
-    private var mostRecent: Statement?
+    /// The statements used last, at most `recentCapacity`, oldest overwritten first: a call
+    /// usually repeats the SQL of one of the last few (a transaction's BEGIN, its statements and
+    /// COMMIT), and comparing strings' bytes (often the same literal, one compare) is cheaper
+    /// than hashing one.
+    private var recent: [Statement] = []
+    private var nextRecent = 0  // the slot overwritten next once `recent` is full
+    private var lastHit = 0     // the slot found last: looked at first (a call repeating one SQL)
+    static let recentCapacity = 8
 
     /// The cached statement for `sql`, marked as just used; nil when absent.
     mutating func statement(for sql: String) -> Statement? {
         clock &+= 1
-        if let last = mostRecent, last.sql.hasSameBytes(as: sql) {
-            last.lastUsed = clock
-            return last
+        if lastHit < recent.count, recent[lastHit].sql.hasSameBytes(as: sql) {
+            recent[lastHit].lastUsed = clock
+            return recent[lastHit]
+        }
+        for index in recent.indices where index != lastHit && recent[index].sql.hasSameBytes(as: sql) {
+            lastHit = index
+            recent[index].lastUsed = clock
+            return recent[index]
         }
         guard let statement = statements[ExactText(sql)] else { return nil }
-        mostRecent = statement
+        if recent.count < Self.recentCapacity {
+            lastHit = recent.count
+            recent.append(statement)
+        } else {
+            lastHit = nextRecent
+            recent[nextRecent] = statement
+            nextRecent = (nextRecent + 1) % Self.recentCapacity
+        }
         statement.lastUsed = clock
         return statement
     }
@@ -37,7 +54,10 @@ struct StatementCache {
             // A linear scan on insertion only: capacity is small and lookups stay O(1).
             if let victim = statements.values.filter({ !$0.inUse }).min(by: { $0.lastUsed < $1.lastUsed }) {
                 statements[ExactText(victim.sql)] = nil
-                if mostRecent === victim { mostRecent = nil }
+                if let index = recent.firstIndex(where: { $0 === victim }) {
+                    recent.remove(at: index)
+                    nextRecent = 0
+                }
             }
         }
         clock &+= 1
@@ -47,7 +67,8 @@ struct StatementCache {
 
     /// Drops every statement not in use (they finalize when released).
     mutating func removeAll() {
-        mostRecent = nil
+        recent = []
+        nextRecent = 0
         statements = statements.filter { $0.value.inUse }
     }
 }
