@@ -20,7 +20,11 @@ public struct Db: Sendable {
     /// ```swift
     /// Db.use("backup").configName   // "backup"
     /// ```
-    public let configName: String?
+    public var configName: String? { name.isEmpty ? nil : name }
+    /// `configName`, "" for nil. Not optional: the async API copies a handle a dozen times a
+    /// transaction, and the compiler copies a `String?` through Optional's generic value
+    /// witnesses (a merged outlined copy), a `String` with one retain.
+    private let name: String
     private let contexts: ContextRegistry
 
     /// A context already looked up (by a model or dao), so that its calls skip the registry.
@@ -29,14 +33,14 @@ public struct Db: Sendable {
     let route: ReadRoute
 
     init(configName: String?, contexts: ContextRegistry) {
-        self.configName = configName.flatMap { $0.isEmpty ? nil : $0 }
+        self.name = configName ?? ""
         self.contexts = contexts
         self.known = nil
         self.route = .any
     }
 
     init(context: DbContext, contexts: ContextRegistry) {
-        self.configName = context.configName
+        self.name = context.configName
         self.contexts = contexts
         self.known = context
         self.route = .any
@@ -54,7 +58,7 @@ public struct Db: Sendable {
     }
 
     private init(configName: String?, contexts: ContextRegistry, known: DbContext?, route: ReadRoute) {
-        self.configName = configName
+        self.name = configName ?? ""
         self.contexts = contexts
         self.known = known
         self.route = route
