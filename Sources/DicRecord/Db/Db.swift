@@ -25,42 +25,48 @@ public struct Db: Sendable {
     /// transaction, and the compiler copies a `String?` through Optional's generic value
     /// witnesses (a merged outlined copy), a `String` with one retain.
     private let name: String
-    private let contexts: ContextRegistry
-
-    /// A context already looked up (by a model or dao), so that its calls skip the registry.
-    private let known: DbContext?
+    /// Where this handle finds its context (see `Source`).
+    private let source: Source
     /// Where this handle's reads run on an engine with read replicas (`primary`, `after(_:)`).
     let route: ReadRoute
 
+    /// The registry, where the context is looked up at each call; or a context already looked up
+    /// (by a model, a dao or a transaction) beside it, so that the calls skip the registry. An
+    /// enum, not a `DbContext?` beside the registry: that too was copied through Optional's
+    /// generic value witnesses.
+    private enum Source: Sendable {
+        case registry(ContextRegistry)
+        case known(DbContext, ContextRegistry)
+
+        var registry: ContextRegistry {
+            switch self {
+            case .registry(let registry), .known(_, let registry): registry
+            }
+        }
+    }
+
     init(configName: String?, contexts: ContextRegistry) {
-        self.name = configName ?? ""
-        self.contexts = contexts
-        self.known = nil
-        self.route = .any
+        self.init(name: configName ?? "", source: .registry(contexts), route: .any)
     }
 
     init(context: DbContext, contexts: ContextRegistry) {
-        self.name = context.configName
-        self.contexts = contexts
-        self.known = context
-        self.route = .any
+        self.init(name: context.configName, source: .known(context, contexts), route: .any)
     }
 
     /// This handle with its context looked up once: a transaction hands it to its body, whose
     /// calls then skip the registry (the transaction holds that context's connection anyway).
     func bound(to context: DbContext) -> Db {
-        Db(configName: configName, contexts: contexts, known: context, route: route)
+        Db(name: name, source: .known(context, source.registry), route: route)
     }
 
     /// This handle with its reads routed by `route`.
     func routed(_ route: ReadRoute) -> Db {
-        Db(configName: configName, contexts: contexts, known: known, route: route)
+        Db(name: name, source: source, route: route)
     }
 
-    private init(configName: String?, contexts: ContextRegistry, known: DbContext?, route: ReadRoute) {
-        self.name = configName ?? ""
-        self.contexts = contexts
-        self.known = known
+    private init(name: String, source: Source, route: ReadRoute) {
+        self.name = name
+        self.source = source
         self.route = route
     }
 
@@ -85,7 +91,7 @@ public struct Db: Sendable {
     /// let backup = Db.main.use("backup")
     /// ```
     public func use(_ configName: String?) -> Db {
-        Db(configName: configName, contexts: contexts)
+        Db(configName: configName, contexts: source.registry)
     }
 
     /// The context behind this handle; throws when its config is not started.
@@ -94,7 +100,10 @@ public struct Db: Sendable {
     /// context.showSql = true
     /// ```
     public func context() throws -> DbContext {
-        try known ?? contexts.context(named: configName)
+        switch source {
+        case .known(let context, _): context
+        case .registry(let registry): try registry.context(named: configName)
+        }
     }
 
     /// The SQL words of this config's engine.

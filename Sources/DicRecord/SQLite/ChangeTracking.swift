@@ -39,7 +39,9 @@ package struct ChangedRegion: Sendable, Equatable {
         switch tables[table] {
         case .none: tables[table] = .some(columns)
         case .some(.none): break
-        case .some(.some(let known)): tables[table] = .some(known.union(columns))
+        // Already there (a transaction's statements write the same columns again and again): not
+        // written, so the table, often shared with the statement it came from, is not copied.
+        case .some(.some(let known)): if !known.isSuperset(of: columns) { tables[table] = .some(known.union(columns)) }
         }
     }
 }
