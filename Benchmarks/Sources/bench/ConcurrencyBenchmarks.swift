@@ -33,6 +33,56 @@ struct ConcurrencyBenchmarks {
     func run(_ selected: (String) -> Bool) throws {
         if selected("concurrency") { try stress() }
         if selected("read_during_write") { try readDuringWrite() }
+        if selected("one_task_tx") { try oneTaskTransactions() }
+    }
+
+    var oneTaskTransfers: Int { config.quick ? 1_000 : 20_000 }
+
+    // MARK: One task's transactions
+
+    /// one_task_tx: the transfers of the stress test, one after another from one thread or task,
+    /// with no other work beside them: what one transaction costs, with no contention to vary it
+    /// (under callgrind, the same count of instructions run after run). The awaited row hops to
+    /// the writer's line and back for each transaction.
+    private func oneTaskTransactions() throws {
+        let count = oneTaskTransfers
+        let plan = Self.plan(worker: 0, count: count).compactMap { operation -> (from: Int, to: Int, amount: Int)? in
+            if case .transfer(let from, let to, let amount) = operation { return (from, to, amount) }
+            return nil
+        }
+        try bench.workload("one_task_tx") { w in
+            let rawPath = config.path("one-raw.sqlite")
+            w.measure("raw", setUp: { _ = try Self.newBank(rawPath) }, checksum: { try Self.checksum(rawPath, badReads: 0) }) {
+                let raw = try RawBank(path: rawPath)
+                for transfer in plan { try raw.transfer(transfer.amount, from: transfer.from, to: transfer.to) }
+            }
+            let path = config.path("one-dicrecord.sqlite")
+            var context: DbContext?
+            let newContext = { context = try Self.startBank("one", path: Self.newBank(path)) }
+            let db = Db.use("one")
+            w.measure("dicrecord tx, sync", setUp: newContext, tearDown: { context?.stop() },
+                      checksum: { try Self.checksum(path, badReads: 0) }) {
+                for transfer in plan {
+                    try db.tx { db in
+                        try db.update(Self.debit, transfer.amount, transfer.from)
+                        try db.update(Self.credit, transfer.amount, transfer.to)
+                        return true
+                    }
+                }
+            }
+            w.measure("dicrecord tx, awaited", setUp: newContext, tearDown: { context?.stop() },
+                      checksum: { try Self.checksum(path, badReads: 0) }) {
+                try blocking {
+                    for transfer in plan {
+                        try await db.tx { db in
+                            try await db.update(Self.debit, transfer.amount, transfer.from)
+                            try await db.update(Self.credit, transfer.amount, transfer.to)
+                            return true
+                        }
+                    }
+                }
+            }
+        }
     }
 
     // MARK: Operations

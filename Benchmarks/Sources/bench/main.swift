@@ -12,7 +12,7 @@ import Foundation
 // package in ./Postgres (`bench-pg`).
 
 let workloads = ["fetch_positional", "fetch_named", "fetch_records", "fetch_mixed", "insert", "lookup_pk", "paginate",
-                 "concurrency", "read_during_write", "observe_insert", "observe_latency", "record_sharing"]
+                 "concurrency", "read_during_write", "one_task_tx", "observe_insert", "observe_latency", "record_sharing"]
 
 let arguments = BenchArguments(program: "bench", workloads: workloads)
 let (quick, only, selected) = (arguments.quick, arguments.only, arguments.selected)

@@ -13,6 +13,9 @@ extension String {
         // representation, and a larger one's is its (immutable while shared) storage and count.
         // Names written again and again (`r.name = …` in a loop, a literal's keys) are such copies.
         if hasSameRepresentation(as: other) { return true }
+        // Lengths first (stored in a native string): most texts compared unequal differ in length,
+        // and are told apart without reaching their bytes (which retains both).
+        if utf8.count != other.utf8.count { return false }
         var a = self, b = other
         return a.withUTF8 { x in
             b.withUTF8 { y in
