@@ -36,6 +36,45 @@ import Testing
         }
     }
 
+    /// A task started inside an async transaction (not awaited) that still uses its connection
+    /// when the body returns holds up the COMMIT; past the busy timeout the COMMIT throws `.busy`.
+    /// The transaction then used to go back to the pool still open (BEGIN run, never ended): the
+    /// next `tx` opened a savepoint inside it and its write was never committed. Now the
+    /// transaction is rolled back once the task lets go, and the next one commits.
+    @Test(arguments: Engine.available)
+    func aCommitHeldUpPastTheBusyTimeoutRollsBackAndTheNextTransactionCommits(engine: Engine) async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 0.3
+        try await withDatabase(options: options, engine: engine) { t in
+            let db = t.db
+            try syncUpdate(db, db.ddl("create table n (id integer primary key, v integer)"))
+            try syncUpdate(db, "insert into n (v) values (0), (0), (0), (0), (0), (0), (0), (0)")
+            let reading = Flag()
+            let error = await #expect(throws: DicRecordError.self) {
+                try await db.transaction { db in
+                    try await db.update("insert into n (v) values (1)")
+                    // Not awaited: it reads on the transaction's connection for about 0.8 s.
+                    Task {
+                        try await db.each("select v from n") { _ in
+                            reading.set()
+                            usleep(100_000)
+                            return true
+                        }
+                    }
+                    while !reading.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                }
+            }
+            #expect(error?.kind == .busy)
+            try db.tx { db in
+                try db.update("insert into n (v) values (2)")
+                return true
+            }
+            // Read back on a fresh connection: only what was committed.
+            let committed = try await db.query("select v from n where v > 0 order by v", as: Int.self)
+            #expect(committed == [2])
+        }
+    }
+
     /// When the parent waits for a child that waits for the parent, the parent's write cannot go
     /// in: after the busy timeout it throws `.busy` (loudly) instead of landing in the child's
     /// savepoint and vanishing with it.

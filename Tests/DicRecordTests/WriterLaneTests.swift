@@ -20,9 +20,11 @@ import Testing
     /// A job that blocks until a job queued behind it has run: with one thread and no watch, it
     /// would wait for ever (here: 20 s, then fail).
     ///
-    /// Both tasks start on the lane itself: a task that began on the cooperative pool and moved
-    /// to the lane could not start while other suites' sync calls from tasks held the pool's
-    /// threads (a CI run waited more than 10 s for the first one to start).
+    /// Both tasks start on the lane itself, and both are made at once, in line order: a task that
+    /// began on the cooperative pool and moved to the lane could not start while other suites'
+    /// sync calls from tasks held the pool's threads (a CI run waited more than 10 s for the first
+    /// one to start), and a test task that waited for the first before making the second could
+    /// not resume to make it for as long (a full run left the first waiting its 20 s).
     @Test(.timeLimit(.minutes(1 * sanitizerSlowdown)))
     func aJobWaitingForAJobBehindItInTheLineIsNotLeftWaiting() async throws {
         let lane = WriterLane()
@@ -32,8 +34,8 @@ import Testing
             firstRuns.set()
             return secondRan.wait(timeout: .now() + 20)
         }
-        #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { firstRuns.isSet })
         let second = Task(executorPreference: lane) { _ = secondRan.signal() }
+        #expect(await Self.eventually(within: 10 * Double(sanitizerSlowdown)) { firstRuns.isSet })
         #expect(await first.value == .success)
         await second.value
         // The thread the watch added leaves once the blocked job has ended; the line then empties.

@@ -128,6 +128,12 @@ extension Db {
         AsyncScope.openCount.add(1, ordering: .relaxed)
         defer {
             lease.end()
+            // A statement of the transaction's own that could not run (a task that outlived a call
+            // of it kept the connection past the busy timeout, and COMMIT or ROLLBACK threw `.busy`)
+            // left it open: rolled back now that nothing uses the connection, so that the writer
+            // goes back to its pool outside any transaction (the next `tx` on it would otherwise
+            // open a savepoint in this one, and its writes would never be committed).
+            if connection.transactionDepth != 0 || connection.isInTransaction { abandon(connection, depth: 0) }
             AsyncScope.openCount.subtract(1, ordering: .relaxed)
             returnWriter(connection)
         }
