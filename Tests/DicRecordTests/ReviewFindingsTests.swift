@@ -53,11 +53,12 @@ import Testing
             let error = await #expect(throws: DicRecordError.self) {
                 try await db.transaction { db in
                     try await db.update("insert into n (v) values (1)")
-                    // Not awaited: it reads on the transaction's connection for about 0.8 s.
+                    // Not awaited: it reads on the transaction's connection for about 2.2 s, far
+                    // past the busy timeout (the body must get back to its COMMIT within it).
                     Task {
                         try await db.each("select v from n") { _ in
                             reading.set()
-                            usleep(100_000)
+                            usleep(250_000)
                             return true
                         }
                     }
@@ -72,6 +73,56 @@ import Testing
             // Read back on a fresh connection: only what was committed.
             let committed = try await db.query("select v from n where v > 0 order by v", as: Int.self)
             #expect(committed == [2])
+        }
+    }
+
+    /// The same in a nested transaction: its RELEASE, held up past the busy timeout by a task
+    /// that outlived a call of it, threw `.busy` and left its savepoint open; an outer body that
+    /// caught the error and went on then committed the nested transaction's writes with its own.
+    /// Now the outer transaction rolls back and throws.
+    @Test(arguments: Engine.available)
+    func aNestedTransactionThatCouldNotEndRollsTheOuterOneBack(engine: Engine) async throws {
+        var options = DbContext.Options()
+        options.busyTimeout = 0.3
+        try await withDatabase(options: options, engine: engine) { t in
+            let db = t.db
+            try syncUpdate(db, db.ddl("create table n (id integer primary key, v integer)"))
+            try syncUpdate(db, "insert into n (v) values (0), (0), (0), (0), (0), (0), (0), (0)")
+            let reading = Flag(), finished = Flag()
+            let error = await #expect(throws: DicRecordError.self) {
+                try await db.transaction { db in
+                    try await db.update("insert into n (v) values (3)")
+                    do {
+                        try await db.tx { db in
+                            try await db.update("insert into n (v) values (1)")
+                            Task {
+                                try await db.each("select v from n") { _ in
+                                    reading.set()
+                                    usleep(250_000)
+                                    return true
+                                }
+                                finished.set()
+                            }
+                            while !reading.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                            return true
+                        }
+                        Issue.record("the nested transaction's RELEASE should have waited past the busy timeout")
+                    } catch let error as DicRecordError {
+                        #expect(error.kind == .busy)
+                    }
+                    // Caught, and gone on once the task has let go of the connection.
+                    while !finished.isSet { try await Task.sleep(for: .milliseconds(5)) }
+                    try await db.update("insert into n (v) values (4)")
+                }
+            }
+            #expect(error?.kind == .busy)
+            #expect(error?.message.contains("a nested transaction in it could not end") == true)
+            #expect(try await db.query("select v from n where v > 0 order by v", as: Int.self) == [])
+            try db.tx { db in
+                try db.update("insert into n (v) values (2)")
+                return true
+            }
+            #expect(try await db.query("select v from n where v > 0 order by v", as: Int.self) == [2])
         }
     }
 

@@ -22,6 +22,7 @@ final class TransactionLease: @unchecked Sendable {
     private var inUse = false                    // guarded by condition
     private var openNested: [NestingToken] = []  // guarded by condition; innermost last
     private var gates: [Int: AsyncGate] = [:]    // guarded by condition
+    private var nestedFailure: (any Error)?      // guarded by condition
 
     /// Where the transaction's jobs run: its pool's `WriterLane`, or `PoolExecutor`. Nested
     /// transactions run there too (no hop to another).
@@ -94,6 +95,21 @@ final class TransactionLease: @unchecked Sendable {
         openNested.removeAll { $0 === token }
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// A nested transaction whose RELEASE or ROLLBACK TO could not run (its connection kept past
+    /// the busy timeout): its savepoint is still open, so the transaction must not commit.
+    func nestedCouldNotEnd(_ error: any Error) {
+        condition.lock()
+        if nestedFailure == nil { nestedFailure = error }
+        condition.unlock()
+    }
+
+    /// The first error of a nested transaction that could not end, if any.
+    var failureOfNested: (any Error)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return nestedFailure
     }
 
     var isOpen: Bool {

@@ -147,6 +147,12 @@ extension Db {
             try? control(lease) { abandon(connection, depth: 0) }
             throw error
         }
+        if let failure = lease.failureOfNested {
+            try? control(lease) { abandon(connection, depth: 0) }
+            throw DicRecordError(.busy,
+                "the transaction on config '\(context.configName)' was rolled back: a nested transaction in it could not end (\(failure))",
+                configName: context.configName)
+        }
         let commits = commit(result)
         try control(lease) { try end(connection, depth: 0, outermost: true, commits: commits) }
         return result
@@ -178,15 +184,32 @@ extension Db {
             }
         } catch {
             try? AsyncScope.$nesting.withValue(inside) {
-                try control(lease) { abandon(connection, depth: depth) }
+                try endNested(lease) { abandon(connection, depth: depth) }
             }
             throw error
         }
         let commits = commit(result)
         try AsyncScope.$nesting.withValue(inside) {
-            try control(lease) { try end(connection, depth: depth, outermost: false, commits: commits) }
+            try endNested(lease) { try end(connection, depth: depth, outermost: false, commits: commits) }
         }
         return result
+    }
+
+    /// Runs a nested transaction's RELEASE or ROLLBACK TO. When it cannot run at all (the
+    /// connection kept past the busy timeout by a task that outlived a call of it), the savepoint
+    /// stays open: the lease remembers it, and the outermost transaction rolls back instead of
+    /// committing what the nested one reported as failed.
+    private func endNested(_ lease: TransactionLease, _ work: () throws -> Void) throws {
+        var ran = false
+        do {
+            try control(lease) {
+                ran = true
+                try work()
+            }
+        } catch {
+            if !ran { lease.nestedCouldNotEnd(error) }
+            throw error
+        }
     }
 
     /// Runs a transaction's own statement (BEGIN, COMMIT, ROLLBACK, SAVEPOINT…) holding its
