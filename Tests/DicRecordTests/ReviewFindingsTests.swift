@@ -49,20 +49,10 @@ import Testing
             let db = t.db
             try syncUpdate(db, db.ddl("create table n (id integer primary key, v integer)"))
             try syncUpdate(db, "insert into n (v) values (0), (0), (0), (0), (0), (0), (0), (0)")
-            let reading = Flag()
             let error = await #expect(throws: DicRecordError.self) {
                 try await db.transaction { db in
                     try await db.update("insert into n (v) values (1)")
-                    // Not awaited: it reads on the transaction's connection for about 2.2 s, far
-                    // past the busy timeout (the body must get back to its COMMIT within it).
-                    Task {
-                        try await db.each("select v from n") { _ in
-                            reading.set()
-                            usleep(250_000)
-                            return true
-                        }
-                    }
-                    while !reading.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                    try await startSlowReaderOutlivingTheCall(db)
                 }
             }
             #expect(error?.kind == .busy)
@@ -88,22 +78,14 @@ import Testing
             let db = t.db
             try syncUpdate(db, db.ddl("create table n (id integer primary key, v integer)"))
             try syncUpdate(db, "insert into n (v) values (0), (0), (0), (0), (0), (0), (0), (0)")
-            let reading = Flag(), finished = Flag()
+            let finished = Flag()
             let error = await #expect(throws: DicRecordError.self) {
                 try await db.transaction { db in
                     try await db.update("insert into n (v) values (3)")
                     do {
                         try await db.tx { db in
                             try await db.update("insert into n (v) values (1)")
-                            Task {
-                                try await db.each("select v from n") { _ in
-                                    reading.set()
-                                    usleep(250_000)
-                                    return true
-                                }
-                                finished.set()
-                            }
-                            while !reading.isSet { try await Task.sleep(for: .milliseconds(1)) }
+                            try await startSlowReaderOutlivingTheCall(db, finished: finished)
                             return true
                         }
                         Issue.record("the nested transaction's RELEASE should have waited past the busy timeout")
@@ -327,4 +309,23 @@ final class ReviewFlag: Sendable {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while !flag.load(ordering: .acquiring) && Date() < deadline { usleep(1000) }
     }
+}
+
+/// Starts a task, not awaited, that reads the table `n` (8 rows) on the connection of the async
+/// transaction `db` belongs to, 250 ms a row: about 2 s, far past the tests' 0.3 s busy timeout (a
+/// starved test task still gets back to its COMMIT or RELEASE within it). Returns once it reads;
+/// `finished` is set when it has let go of the connection.
+@discardableResult
+private func startSlowReaderOutlivingTheCall(_ db: Db, finished: Flag = Flag()) async throws -> Flag {
+    let reading = Flag()
+    Task {
+        try await db.each("select v from n") { _ in
+            reading.set()
+            usleep(250_000)
+            return true
+        }
+        finished.set()
+    }
+    while !reading.isSet { try await Task.sleep(for: .milliseconds(1)) }
+    return finished
 }
