@@ -543,6 +543,44 @@ final class FreedBytes: Sendable {
         #expect(hint == 1)
     }
 
+    /// `decode` takes a common type's value where the previous column ended when the name there
+    /// is the very same: the values, the errors and the conversions must be the general path's.
+    @Test func decodeReadsCommonTypesWhereTheyLieAsTheGeneralPathDoes() throws {
+        struct Common: Decodable, Equatable {
+            var i: Int; var i64: Int64; var d: Double; var widened: Double; var b: Bool; var s: String; var n: Int?
+        }
+        struct NotNull: Decodable { var i: Int; var n: Int }
+        struct TextAsInt: Decodable { var i: Int; var s: Int }
+        struct Accented: Decodable { var i: Int; var é: Int }   // precomposed U+00E9
+        try withDatabase { t in
+            try t.db.update("create table c(i, i64, d, widened, b, s, n, \"e\u{301}\")")
+            try t.db.update("insert into c values (1, 9007199254740993, 2.5, 7, 1, 'x', null, 3)")
+            let row = try #require(try t.db.findFirst("select * from c"))
+            let want = Common(i: 1, i64: 9_007_199_254_740_993, d: 2.5, widened: 7, b: true, s: "x", n: nil)
+            #expect(try row.decode(Common.self) == want)
+            // Every row of a block, and a written record (its own values), decode alike.
+            try t.db.update("insert into c values (2, 3, 0.5, 8, 0, 'y', 4, 5)")
+            let rows = try t.db.find("select * from c order by i")
+            #expect(try rows.map { try $0.decode(Common.self) } == [want, Common(i: 2, i64: 3, d: 0.5, widened: 8, b: false, s: "y", n: 4)])
+            rows[1].s = "z"
+            #expect(try rows[1].decode(Common.self).s == "z")
+            // NULL where the type has no nil, and TEXT where it wants an Int: the general path's errors.
+            let null = try #require(throws: DecodingError.self) { try row.decode(NotNull.self) }
+            guard case .valueNotFound(_, let context) = null else { Issue.record("\(null)"); return }
+            #expect(context.codingPath.map(\.stringValue) == ["n"])
+            #expect(context.debugDescription.contains("\"n\" is NULL"))
+            let text = try #require(throws: ConversionError.self) { try row.decode(TextAsInt.self) }
+            #expect("\(text)".contains("\"s\""))
+            // Canonically equal is not the same column: SQLite keeps "é" and "e" + U+0301 apart.
+            let accented = try #require(try t.db.findFirst("select i, \"e\u{301}\" from c where i = 1"))
+            #expect(throws: DecodingError.self) { try accented.decode(Accented.self) }
+            // A converter registered for Int takes over the guessed column too.
+            t.context.register(converter: TenfoldInt())
+            let converted = try #require(try t.db.findFirst("select 40 as i, 50 as n"))
+            #expect(try converted.decode(NotNull.self).n == 5)
+        }
+    }
+
     @Test(arguments: [
         ("select 1", SqlText.Access.read), ("SELECT * FROM t", .read), ("  \n\tselect 1", .read), ("(select 1)", .read),
         ("values (1)", .read), ("EXPLAIN select 1", .read), ("with x as (select 1) select * from x", .ask),

@@ -26,10 +26,18 @@ private final class DecodingRow {
     let layout: RowLayout
     let values: RowValues
     var registry: Converters { layout.registry }
+    /// Whether the common types decode by `BuiltInRules` (no converter of theirs replaced):
+    /// read once per record, not per field.
+    let fast: Bool
+    /// Whether a name found at the guessed position is the one a search would find (no two
+    /// names alike to SQLite).
+    private let guessable: Bool
 
     init(layout: RowLayout, values: RowValues) {
         self.layout = layout
         self.values = values
+        fast = !Converters.anyReplacesFastPathType.load(ordering: .relaxed) || layout.registry.fastPathEnabled
+        guessable = layout.namesAreDistinct
     }
 
     /// Where the next column is likely to be: properties are usually declared in column order.
@@ -38,6 +46,20 @@ private final class DecodingRow {
 
     func value(_ column: String) -> DatabaseValue? {
         layout.position(of: column, hint: &hint).map { values[$0] }
+    }
+
+    /// The value stored in `column` when it lies at the guessed position with the very same name
+    /// (the case of every synthesized `init(from:)` over `SELECT *` of its table); nil otherwise,
+    /// and the caller takes the general path (which finds the same column).
+    @inline(__always)
+    func valueAtHint(_ column: consuming String) -> DatabaseValue? {
+        let at = hint
+        guard guessable, at < layout.names.count, layout.names[at].hasSameRepresentation(as: column) else { return nil }
+        // The name's last use: released before the value is read, which then needs no retain of
+        // the storage across the release.
+        _ = consume column
+        hint = at + 1
+        return values[at]
     }
 
     /// The stored bytes of `column` when it holds TEXT that is not UTF-8 (see `RowValues`).
@@ -96,11 +118,13 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     // The common types: concrete code with no generic metadata to look up per value. Anything
     // but the canonical storage goes through the registry, as a typed read would.
-    private var fast: Bool { !Converters.anyReplacesFastPathType.load(ordering: .relaxed) || registry.fastPathEnabled }
+    private var fast: Bool { row.fast }
 
     /// A common type by `BuiltInRules` (specialized per type: a metatype test, no cast).
     @inline(__always)
     private func decodeCommon<T>(_ type: T.Type, _ key: Key) throws -> T {
+        // The column where the last one ended, its value taken as it lies; else looked up.
+        if fast, let value = row.valueAtHint(key.stringValue), let decoded = BuiltInRules.decode(value, as: T.self) { return decoded }
         let value = try stored(key, type)
         if fast, let decoded = BuiltInRules.decode(value, as: T.self) { return decoded }
         return try convert(value, key, as: type)

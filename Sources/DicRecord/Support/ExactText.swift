@@ -31,9 +31,10 @@ extension String {
         }
     }
 
-    /// Whether the two values' bits are equal (read in place; nothing about their layout assumed).
+    /// Whether the two values' bits are equal (read in place; nothing about their layout assumed):
+    /// if so they are the same text, byte for byte; if not, they may still be.
     @inline(__always)
-    private func hasSameRepresentation(as other: String) -> Bool {
+    func hasSameRepresentation(as other: String) -> Bool {
         withUnsafeBytes(of: self) { x in
             withUnsafeBytes(of: other) { y in
                 if x.count == 16 {
