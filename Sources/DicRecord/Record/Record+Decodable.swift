@@ -70,7 +70,7 @@ private final class DecodingRow {
 
 private struct RecordDecoder: Decoder {
     let row: DecodingRow
-    var codingPath: [any CodingKey] = []
+    var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
