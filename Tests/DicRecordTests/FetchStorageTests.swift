@@ -187,6 +187,65 @@ final class FreedBytes: Sendable {
         }
     }
 
+
+    /// A block keeps its payloads in 4 bytes each when every one sign-extends back from 32 bits,
+    /// and in 8 otherwise; either way each value reads back bit for bit.
+    @Test func aBlockKeepsNarrowPayloadsOnlyWhenEveryOneComesBackTheSame() throws {
+        let fitting: [DatabaseValue] = [.integer(0), .integer(-1), .integer(Int64(Int32.max)), .integer(Int64(Int32.min)),
+                                        .null, .real(0.0), .real(Double(bitPattern: 1)), .text("a"), .blob(Data([1, 2]))]
+        let breaking: [DatabaseValue] = [.integer(Int64(Int32.max) + 1), .integer(Int64(Int32.min) - 1), .integer(.max),
+                                         .integer(.min), .real(-0.0), .real(1.5), .real(Double(bitPattern: 0x8000_0000))]
+        func block(_ values: [DatabaseValue]) -> RowStorage {
+            var tags = ContiguousArray<RowTag>(), payloads = ContiguousArray<UInt64>(), objects = ContiguousArray<DatabaseValue>()
+            for value in values {
+                switch value {
+                case .null: tags.append(.null); payloads.append(0)
+                case .integer(let v): tags.append(.integer); payloads.append(UInt64(bitPattern: v))
+                case .real(let v): tags.append(.real); payloads.append(v.bitPattern)
+                case .text, .blob: tags.append(.object); payloads.append(UInt64(objects.count)); objects.append(value)
+                }
+            }
+            return RowStorage.block(tags: tags, payloads: payloads, objects: objects)
+        }
+        func sameBits(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+            if case .real(let x) = a, case .real(let y) = b { return x.bitPattern == y.bitPattern }
+            return a == b
+        }
+        let narrow = block(fitting)
+        #expect(narrow.fields.isNarrow)
+        #expect(fitting.indices.allSatisfy { sameBits(narrow.value(at: $0), fitting[$0]) })
+        for value in breaking {
+            // One value that does not fit makes the whole block wide, wherever it lies.
+            for at in [0, fitting.count / 2, fitting.count] {
+                var values = fitting
+                values.insert(value, at: at)
+                let wide = block(values)
+                #expect(!wide.fields.isNarrow, "\(value) at \(at)")
+                #expect(values.indices.allSatisfy { sameBits(wide.value(at: $0), values[$0]) }, "\(value) at \(at)")
+            }
+        }
+        // Past the first 64 payloads too (the fit is checked 64 at a time).
+        let long = block(Array(repeating: .integer(7), count: 200) + [.integer(.max)])
+        #expect(!long.fields.isNarrow && long.value(at: 200) == .integer(.max) && long.value(at: 199) == .integer(7))
+    }
+
+    /// `find` and a dao read the same values from narrow and wide blocks of one result.
+    @Test func aResultReadsAlikeFromNarrowAndWideBlocks() throws {
+        try withDatabase { t in
+            t.context.register(SafetyItem.self)   // creates safety_item(id, name, qty)
+            let quantities: [Int] = (1...5_000).map { $0 % 7 == 0 ? -$0 : $0 } + [Int(Int32.max) + 1, .min, Int(Int32.min), .max]
+            try t.db.batch("insert into safety_item (name, qty) values (?, ?)", quantities.enumerated().map { ["n\($0.offset)", $0.element] })
+            let records = try t.db.find("select * from safety_item order by id")
+            #expect(records.map { $0.qty as Int? } == quantities)
+            #expect(records.map { $0[2] as Int64? } == quantities.map(Int64.init))
+            // The first blocks fit in 32 bits, the last does not.
+            #expect(try #require(records.first).values.storage.fields.isNarrow)
+            #expect(try !#require(records.last).values.storage.fields.isNarrow)
+            let items = try SafetyItem.dao.find("select * from safety_item order by id")
+            #expect(items.map(\.qty) == quantities)
+            #expect(items.map(\.name) == quantities.indices.map { "n\($0)" })
+        }
+    }
     @Test func largeTextEndsABlockEarlySoAKeptRecordKeepsLittle() throws {
         try withDatabase { t in
             try t.db.update("create table big (id integer primary key, body text)")

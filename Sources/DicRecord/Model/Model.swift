@@ -701,8 +701,8 @@ extension Model {
                 if !storage.isArray {
                     let scalar: DatabaseValue?
                     switch storage.tags[index] {
-                    case .integer: scalar = .integer(Int64(bitPattern: storage.payloads[index]))
-                    case .real: scalar = .real(Double(bitPattern: storage.payloads[index]))
+                    case .integer: scalar = .integer(Int64(bitPattern: storage.payload(at: index)))
+                    case .real: scalar = .real(Double(bitPattern: storage.payload(at: index)))
                     case .null, .object: scalar = nil
                     }
                     if let scalar, case .value(let value) = Record.fastColumnDecode(scalar, as: Value.self) {

@@ -406,7 +406,7 @@ final class ModelSchema: Sendable {
             let tag = storage.tags[index]
             if check.passing & (1 << tag.rawValue) != 0 { continue }
             if tag == .object, check.text || check.blob {
-                let isText = { if case .text = storage.objects[Int(storage.payloads[index])] { return true } else { return false } }()
+                let isText = { if case .text = storage.objects[Int(storage.payload(at: index))] { return true } else { return false } }()
                 if isText ? check.text : check.blob { continue }
             }
             // A date stored as REAL seconds loads when finite: one look at the number.

@@ -4,9 +4,10 @@ import Foundation
 ///
 /// `find` copies its rows into a few large blocks (`RowStorage`) instead of one array per row:
 /// a result of 100,000 rows makes a few hundred allocations, not 100,000. A block is compact: per
-/// value one tag byte and 8 bytes (the integer, the double's bits, or where a TEXT or BLOB value
-/// sits in the block's list of them), 9 bytes for a number instead of the 24 of a
-/// `DatabaseValue`. Each record (or fetched model) views its own window of a block. A block is never written; the
+/// value one tag byte and a payload (the integer, the double's bits, or where a TEXT or BLOB value
+/// sits in the block's list of them) of 4 bytes when every payload of the block fits in 32 bits
+/// (integers in `Int32`'s range; a REAL's bits almost never do) and 8 otherwise: 5 or 9 bytes for
+/// a number instead of the 24 of a `DatabaseValue`. Each record (or fetched model) views its own window of a block. A block is never written; the
 /// first write to a record's values copies its window into storage of its own (an array of
 /// `DatabaseValue`, copy on write), so records of one fetch never see each other's writes. A
 /// record that outlives the others of its fetch keeps its block alive: at most
@@ -121,7 +122,7 @@ struct RowValues: RandomAccessCollection, @unchecked Sendable {
         case .integer: return .integer
         case .real: return .real
         case .object:
-            if case .text = storage.objects[Int(storage.payloads[index])] { return .text }
+            if case .text = storage.objects[Int(storage.payload(at: index))] { return .text }
             return .blob
         }
     }
@@ -223,7 +224,11 @@ struct RowStorageHeader {
     @usableFromInline var invalidTexts: [Int: Data]?
     /// The block form, one entry per value; empty in the array form (a block is never empty).
     @usableFromInline let tags: ContiguousArray<RowTag>
-    @usableFromInline let payloads: ContiguousArray<UInt64>
+    /// The payloads, in one of two widths: `narrowPayloads` (each sign-extended to 64 bits) when
+    /// every one fits in 32 bits, else `widePayloads`; the other is empty.
+    @usableFromInline let isNarrow: Bool
+    @usableFromInline let narrowPayloads: ContiguousArray<UInt32>
+    @usableFromInline let widePayloads: ContiguousArray<UInt64>
     /// A block's TEXT and BLOB values; their payload is their position here.
     @usableFromInline let objects: ContiguousArray<DatabaseValue>
 }
@@ -257,7 +262,7 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
     static func array<C: Collection<DatabaseValue>>(_ values: C, capacity: Int = 0) -> RowStorage {
         let room = Swift.max(values.count, capacity)
         let storage = make(RowStorageHeader(count: 0, capacity: room, isArray: true, invalidTexts: nil,
-                                            tags: [], payloads: [], objects: []), capacity: room)
+                                            tags: [], isNarrow: false, narrowPayloads: [], widePayloads: [], objects: []), capacity: room)
         let elements = storage.elements
         var i = 0
         for value in values {
@@ -270,11 +275,42 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
         return storage
     }
 
-    /// A block of rows a fetch filled.
+    /// A block of rows a fetch filled: `payloads` are kept 4 bytes each when they all fit (a
+    /// copy, made while the block is still in the cache), else as they are.
     static func block(tags: ContiguousArray<Tag>, payloads: ContiguousArray<UInt64>, objects: ContiguousArray<DatabaseValue>,
                       invalidTexts: [Int: Data]? = nil) -> RowStorage {
-        make(RowStorageHeader(count: 0, capacity: 0, isArray: false, invalidTexts: invalidTexts,
-                              tags: tags, payloads: payloads, objects: objects), capacity: 0)
+        precondition(tags.count == payloads.count, "a tag for each payload")
+        let narrow = fitNarrow(payloads)
+        return make(RowStorageHeader(count: 0, capacity: 0, isArray: false, invalidTexts: invalidTexts, tags: tags,
+                                     isNarrow: narrow != nil, narrowPayloads: narrow ?? [], widePayloads: narrow == nil ? payloads : [],
+                                     objects: objects), capacity: 0)
+    }
+
+    /// `payloads` as 32-bit values that sign-extend back to the same 64 bits, or nil when one
+    /// would not. Only the bits matter, whatever the tag: integers in `Int32`'s range, a NULL's
+    /// 0, an object's position in a block of at most `blockValues`, and the rare REAL whose bits
+    /// fit (0.0) come back the same. (The inner loops are branch-free, and vectorize.)
+    private static func fitNarrow(_ payloads: ContiguousArray<UInt64>) -> ContiguousArray<UInt32>? {
+        let fits = payloads.withUnsafeBufferPointer { payloads in
+            // In range when adding 2^31 leaves the value under 2^32. By 64 values: a block of
+            // REALs stops at its first.
+            var start = 0
+            while start < payloads.count {
+                let end = min(start + 64, payloads.count)
+                var over: UInt64 = 0
+                for i in start..<end { over |= (payloads[i] &+ 0x8000_0000) >> 32 }
+                if over != 0 { return false }
+                start = end
+            }
+            return true
+        }
+        guard fits else { return nil }
+        return ContiguousArray(unsafeUninitializedCapacity: payloads.count) { narrow, count in
+            payloads.withUnsafeBufferPointer { payloads in
+                for i in payloads.indices { narrow[i] = UInt32(truncatingIfNeeded: payloads[i]) }
+            }
+            count = payloads.count
+        }
     }
 
     deinit {
@@ -325,7 +361,12 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
 
     @inlinable var isArray: Bool { fields.isArray }
     @inlinable var tags: ContiguousArray<Tag> { _read { yield fields.tags } }
-    @inlinable var payloads: ContiguousArray<UInt64> { _read { yield fields.payloads } }
+    /// The payload of the block form's value at `index`, whichever its width.
+    @inlinable @inline(__always)
+    func payload(at index: Int) -> UInt64 {
+        if fields.isNarrow { return UInt64(bitPattern: Int64(Int32(bitPattern: fields.narrowPayloads[index]))) }
+        return fields.widePayloads[index]
+    }
     @inlinable var objects: ContiguousArray<DatabaseValue> { _read { yield fields.objects } }
     /// The array form's values: how many there are, and room for how many.
     @inlinable var count: Int { fields.count }
@@ -343,9 +384,9 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
             return elements[index]
         }
         switch tags[index] {
-        case .integer: return .integer(Int64(bitPattern: payloads[index]))
-        case .real: return .real(Double(bitPattern: payloads[index]))
-        case .object: return objects[Int(payloads[index])]
+        case .integer: return .integer(Int64(bitPattern: payload(at: index)))
+        case .real: return .real(Double(bitPattern: payload(at: index)))
+        case .object: return objects[Int(payload(at: index))]
         case .null: return .null
         }
     }
@@ -369,7 +410,7 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
     func movedOut(capacity: Int) -> RowStorage {
         let room = Swift.max(capacity, count)
         let grown = RowStorage.make(RowStorageHeader(count: 0, capacity: room, isArray: true, invalidTexts: invalidTexts,
-                                                     tags: [], payloads: [], objects: []), capacity: room)
+                                                     tags: [], isNarrow: false, narrowPayloads: [], widePayloads: [], objects: []), capacity: room)
         grown.elements.moveInitialize(from: elements, count: fields.count)
         grown.headerPointer.pointee.count = fields.count
         headerPointer.pointee.count = 0
