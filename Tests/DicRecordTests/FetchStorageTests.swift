@@ -571,6 +571,9 @@ final class FreedBytes: Sendable {
             #expect(try r.decode(AB.self) == AB(a: 1, b: 3))
             let twice = try #require(try t.db.findFirst("select 5 as b, 1 as a, 2 as a"))
             #expect(try twice.decode(AB.self) == AB(a: 1, b: 5))
+            // The guess lands on a later `b`: the leftmost is the one read.
+            let later = try #require(try t.db.findFirst("select 2 as b, 1 as a, 3 as b"))
+            #expect(try later.decode(AB.self) == AB(a: 1, b: 2))
         }
     }
 
@@ -633,6 +636,15 @@ final class FreedBytes: Sendable {
             // Canonically equal is not the same column: SQLite keeps "é" and "e" + U+0301 apart.
             let accented = try #require(try t.db.findFirst("select i, \"e\u{301}\" from c where i = 1"))
             #expect(throws: DecodingError.self) { try accented.decode(Accented.self) }
+            // Optional properties: NULL and a missing column are nil, a value that does not convert throws.
+            struct Optionals: Decodable, Equatable { var i: Int?; var i64: Int64?; var d: Double?; var b: Bool?; var s: String?; var n: Int?; var none: String? }
+            #expect(try row.decode(Optionals.self) == Optionals(i: 1, i64: 9_007_199_254_740_993, d: 2.5, b: true, s: "x", n: nil, none: nil))
+            struct OptionalTextAsInt: Decodable { var i: Int?; var s: Int? }
+            #expect(throws: ConversionError.self) { try row.decode(OptionalTextAsInt.self) }
+            // A value the built-in rule does not take goes on to the converter: TEXT holding a number.
+            let digits = try #require(try t.db.findFirst("select '7' as i, null as s"))
+            let lenient = try digits.decode(OptionalTextAsInt.self)
+            #expect(lenient.i == 7 && lenient.s == nil)
             // A converter registered for Int takes over the guessed column too.
             t.context.register(converter: TenfoldInt())
             let converted = try #require(try t.db.findFirst("select 40 as i, 50 as n"))

@@ -49,8 +49,9 @@ private final class DecodingRow {
     }
 
     /// The value stored in `column` when it lies at the guessed position with the very same name
-    /// (the case of every synthesized `init(from:)` over `SELECT *` of its table); nil otherwise,
-    /// and the caller takes the general path (which finds the same column).
+    /// (the same representation: a synthesized `init(from:)` over `SELECT *` of its table, for
+    /// names of up to 15 UTF-8 bytes, which a String holds inline); nil otherwise, and the caller
+    /// takes the general path (which finds the same column).
     @inline(__always)
     func valueAtHint(_ column: consuming String) -> DatabaseValue? {
         let at = hint
@@ -129,6 +130,25 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         if fast, let decoded = BuiltInRules.decode(value, as: T.self) { return decoded }
         return try convert(value, key, as: type)
     }
+
+    /// `decodeIfPresent` of a common type (an optional property): what the standard library's
+    /// default does (`contains`, then `decodeNil`, then `decode`), with a column found at the
+    /// guessed position read once.
+    @inline(__always)
+    private func decodeCommonIfPresent<T>(_ type: T.Type, _ key: Key) throws -> T? {
+        if fast, let value = row.valueAtHint(key.stringValue) {
+            if case .null = value { return nil }
+            if let decoded = BuiltInRules.decode(value, as: T.self) { return decoded }
+        }
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        return try decodeCommon(type, key)
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decodeCommonIfPresent(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decodeCommonIfPresent(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeCommonIfPresent(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decodeCommonIfPresent(type, key) }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeCommonIfPresent(type, key) }
 
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decodeCommon(type, key) }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decodeCommon(type, key) }
