@@ -187,7 +187,6 @@ final class FreedBytes: Sendable {
         }
     }
 
-
     /// A block keeps its payloads in 4 bytes each when every one sign-extends back from 32 bits,
     /// and in 8 otherwise; either way each value reads back bit for bit.
     @Test func aBlockKeepsNarrowPayloadsOnlyWhenEveryOneComesBackTheSame() throws {
@@ -212,7 +211,7 @@ final class FreedBytes: Sendable {
             return a == b
         }
         let narrow = block(fitting)
-        #expect(narrow.fields.isNarrow)
+        #expect(narrow.fields.payloads.isNarrow)
         #expect(fitting.indices.allSatisfy { sameBits(narrow.value(at: $0), fitting[$0]) })
         for value in breaking {
             // One value that does not fit makes the whole block wide, wherever it lies.
@@ -220,13 +219,13 @@ final class FreedBytes: Sendable {
                 var values = fitting
                 values.insert(value, at: at)
                 let wide = block(values)
-                #expect(!wide.fields.isNarrow, "\(value) at \(at)")
+                #expect(!wide.fields.payloads.isNarrow, "\(value) at \(at)")
                 #expect(values.indices.allSatisfy { sameBits(wide.value(at: $0), values[$0]) }, "\(value) at \(at)")
             }
         }
         // Past the first 64 payloads too (the fit is checked 64 at a time).
         let long = block(Array(repeating: .integer(7), count: 200) + [.integer(.max)])
-        #expect(!long.fields.isNarrow && long.value(at: 200) == .integer(.max) && long.value(at: 199) == .integer(7))
+        #expect(!long.fields.payloads.isNarrow && long.value(at: 200) == .integer(.max) && long.value(at: 199) == .integer(7))
     }
 
     /// `find` and a dao read the same values from narrow and wide blocks of one result.
@@ -239,13 +238,36 @@ final class FreedBytes: Sendable {
             #expect(records.map { $0.qty as Int? } == quantities)
             #expect(records.map { $0[2] as Int64? } == quantities.map(Int64.init))
             // The first blocks fit in 32 bits, the last does not.
-            #expect(try #require(records.first).values.storage.fields.isNarrow)
-            #expect(try !#require(records.last).values.storage.fields.isNarrow)
+            #expect(try #require(records.first).values.storage.fields.payloads.isNarrow)
+            #expect(try !#require(records.last).values.storage.fields.payloads.isNarrow)
             let items = try SafetyItem.dao.find("select * from safety_item order by id")
+            // Models of a TEXT column read their fetched row in place: from both kinds of block.
+            #expect(try #require(items.first?.fetchedRow).storage.fields.payloads.isNarrow)
+            #expect(try !#require(items.last?.fetchedRow).storage.fields.payloads.isNarrow)
             #expect(items.map(\.qty) == quantities)
             #expect(items.map(\.name) == quantities.indices.map { "n\($0)" })
         }
     }
+    /// Two widths of payload cost no room in the header every storage has (a written record's
+    /// values too): one reference, the width in its spare bits.
+    @Test func theStorageHeaderStaysSmall() {
+        #expect(MemoryLayout<BlockPayloads>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<RowStorageHeader>.size == 7 * MemoryLayout<Int>.size)
+    }
+
+    /// Another engine's rows (PostgreSQL's, appended value by value) make the same blocks.
+    @Test func rowsAppendedByAnotherEngineKeepNarrowAndWideBlocksExactly() {
+        var builder = RowBlockBuilder(columns: 3)
+        var rows: [[DatabaseValue]] = (0..<100).map { [.integer(Int64($0) - 50), .text("t\($0)"), .null] }
+        rows += [[.integer(Int64(Int32.max) + 1), .real(-0.0), .blob(Data([9]))]]
+        for row in rows { builder.append(row) }
+        let built = builder.finish()
+        #expect(built.map(\.array) == rows)
+        #expect(built.first?.storage.fields.payloads.isNarrow == true)
+        #expect(built.last?.storage.fields.payloads.isNarrow == false)
+        if case .real(let zero) = built.last?[1] { #expect(zero.sign == .minus) } else { Issue.record("no REAL") }
+    }
+
     @Test func largeTextEndsABlockEarlySoAKeptRecordKeepsLittle() throws {
         try withDatabase { t in
             try t.db.update("create table big (id integer primary key, body text)")
@@ -614,6 +636,7 @@ final class FreedBytes: Sendable {
         struct NotNull: Decodable { var i: Int; var n: Int }
         struct TextAsInt: Decodable { var i: Int; var s: Int }
         struct Accented: Decodable { var i: Int; var é: Int }   // precomposed U+00E9
+        struct MaybeInts: Decodable, Equatable { var i: Int?; var n: Int? }
         try withDatabase { t in
             try t.db.update("create table c(i, i64, d, widened, b, s, n, \"e\u{301}\")")
             try t.db.update("insert into c values (1, 9007199254740993, 2.5, 7, 1, 'x', null, 3)")
@@ -639,16 +662,25 @@ final class FreedBytes: Sendable {
             // Optional properties: NULL and a missing column are nil, a value that does not convert throws.
             struct Optionals: Decodable, Equatable { var i: Int?; var i64: Int64?; var d: Double?; var b: Bool?; var s: String?; var n: Int?; var none: String? }
             #expect(try row.decode(Optionals.self) == Optionals(i: 1, i64: 9_007_199_254_740_993, d: 2.5, b: true, s: "x", n: nil, none: nil))
+            #expect(try rows.map { try $0.decode(Optionals.self) } == [
+                Optionals(i: 1, i64: 9_007_199_254_740_993, d: 2.5, b: true, s: "x", n: nil, none: nil),
+                Optionals(i: 2, i64: 3, d: 0.5, b: false, s: "z", n: 4, none: nil),
+            ])
             struct OptionalTextAsInt: Decodable { var i: Int?; var s: Int? }
             #expect(throws: ConversionError.self) { try row.decode(OptionalTextAsInt.self) }
             // A value the built-in rule does not take goes on to the converter: TEXT holding a number.
             let digits = try #require(try t.db.findFirst("select '7' as i, null as s"))
             let lenient = try digits.decode(OptionalTextAsInt.self)
             #expect(lenient.i == 7 && lenient.s == nil)
+            // From a block of 4-byte payloads.
+            let small = try t.db.find("select 1 as i, null as n union all select 2, 3")
+            #expect(small.first?.values.storage.fields.payloads.isNarrow == true)
+            #expect(try small.map { try $0.decode(MaybeInts.self) } == [MaybeInts(i: 1, n: nil), MaybeInts(i: 2, n: 3)])
             // A converter registered for Int takes over the guessed column too.
             t.context.register(converter: TenfoldInt())
             let converted = try #require(try t.db.findFirst("select 40 as i, 50 as n"))
             #expect(try converted.decode(NotNull.self).n == 5)
+            #expect(try converted.decode(MaybeInts.self) == MaybeInts(i: 4, n: 5))
         }
     }
 

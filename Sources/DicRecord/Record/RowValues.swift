@@ -11,8 +11,8 @@ import Foundation
 /// first write to a record's values copies its window into storage of its own (an array of
 /// `DatabaseValue`, copy on write), so records of one fetch never see each other's writes. A
 /// record that outlives the others of its fetch keeps its block alive: at most
-/// `RowStorage.blockValues` values (36 KiB) and, past `RowStorage.blockObjectBytes` of text and
-/// blobs, the rest of the row that crossed it.
+/// `RowStorage.blockValues` values (20 KiB, or 36 with 8-byte payloads) and, past
+/// `RowStorage.blockObjectBytes` of text and blobs, the rest of the row that crossed it.
 @usableFromInline
 struct RowValues: RandomAccessCollection, @unchecked Sendable {
     @usableFromInline var storage: RowStorage
@@ -209,6 +209,20 @@ enum RowTag: UInt8, Sendable {
     case null, integer, real, object
 }
 
+/// A block's payloads: 4 bytes each, sign-extended when read, when every one of the block fits in
+/// 32 bits (`RowStorage.block`); else 8.
+@usableFromInline
+enum BlockPayloads {
+    case narrow(ContiguousArray<UInt32>)
+    case wide(ContiguousArray<UInt64>)
+
+    /// Whether the payloads are kept in 4 bytes each.
+    var isNarrow: Bool {
+        if case .narrow = self { return true }
+        return false
+    }
+}
+
 /// What a `RowStorage` holds besides its array form's values (which follow it in the same
 /// allocation).
 @usableFromInline
@@ -224,11 +238,9 @@ struct RowStorageHeader {
     @usableFromInline var invalidTexts: [Int: Data]?
     /// The block form, one entry per value; empty in the array form (a block is never empty).
     @usableFromInline let tags: ContiguousArray<RowTag>
-    /// The payloads, in one of two widths: `narrowPayloads` (each sign-extended to 64 bits) when
-    /// every one fits in 32 bits, else `widePayloads`; the other is empty.
-    @usableFromInline let isNarrow: Bool
-    @usableFromInline let narrowPayloads: ContiguousArray<UInt32>
-    @usableFromInline let widePayloads: ContiguousArray<UInt64>
+    /// The block form's payloads, one per value, in one of two widths (one reference: the header
+    /// is no larger than with one width, `RowStorageHeader`'s size is pinned by a test).
+    @usableFromInline let payloads: BlockPayloads
     /// A block's TEXT and BLOB values; their payload is their position here.
     @usableFromInline let objects: ContiguousArray<DatabaseValue>
 }
@@ -243,7 +255,7 @@ struct RowStorageHeader {
 final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
     @usableFromInline typealias Tag = RowTag
 
-    /// The most values a fetch puts in one block (4,096 × 9 bytes).
+    /// The most values a fetch puts in one block (4,096 × 5 or 9 bytes).
     static let blockValues = 4096
     /// A block ends after the row that brings its TEXT and BLOB bytes past this, so that a record
     /// kept from a large result keeps little of its neighbours' text alive.
@@ -262,7 +274,7 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
     static func array<C: Collection<DatabaseValue>>(_ values: C, capacity: Int = 0) -> RowStorage {
         let room = Swift.max(values.count, capacity)
         let storage = make(RowStorageHeader(count: 0, capacity: room, isArray: true, invalidTexts: nil,
-                                            tags: [], isNarrow: false, narrowPayloads: [], widePayloads: [], objects: []), capacity: room)
+                                            tags: [], payloads: .wide([]), objects: []), capacity: room)
         let elements = storage.elements
         var i = 0
         for value in values {
@@ -282,8 +294,7 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
         precondition(tags.count == payloads.count, "a tag for each payload")
         let narrow = fitNarrow(payloads)
         return make(RowStorageHeader(count: 0, capacity: 0, isArray: false, invalidTexts: invalidTexts, tags: tags,
-                                     isNarrow: narrow != nil, narrowPayloads: narrow ?? [], widePayloads: narrow == nil ? payloads : [],
-                                     objects: objects), capacity: 0)
+                                     payloads: narrow.map(BlockPayloads.narrow) ?? .wide(payloads), objects: objects), capacity: 0)
     }
 
     /// `payloads` as 32-bit values that sign-extend back to the same 64 bits, or nil when one
@@ -364,8 +375,10 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
     /// The payload of the block form's value at `index`, whichever its width.
     @inlinable @inline(__always)
     func payload(at index: Int) -> UInt64 {
-        if fields.isNarrow { return UInt64(bitPattern: Int64(Int32(bitPattern: fields.narrowPayloads[index]))) }
-        return fields.widePayloads[index]
+        switch fields.payloads {
+        case .narrow(let payloads): return UInt64(bitPattern: Int64(Int32(bitPattern: payloads[index])))
+        case .wide(let payloads): return payloads[index]
+        }
     }
     @inlinable var objects: ContiguousArray<DatabaseValue> { _read { yield fields.objects } }
     /// The array form's values: how many there are, and room for how many.
@@ -410,7 +423,7 @@ final class RowStorage: ManagedBuffer<RowStorageHeader, DatabaseValue> {
     func movedOut(capacity: Int) -> RowStorage {
         let room = Swift.max(capacity, count)
         let grown = RowStorage.make(RowStorageHeader(count: 0, capacity: room, isArray: true, invalidTexts: invalidTexts,
-                                                     tags: [], isNarrow: false, narrowPayloads: [], widePayloads: [], objects: []), capacity: room)
+                                                     tags: [], payloads: .wide([]), objects: []), capacity: room)
         grown.elements.moveInitialize(from: elements, count: fields.count)
         grown.headerPointer.pointee.count = fields.count
         headerPointer.pointee.count = 0
