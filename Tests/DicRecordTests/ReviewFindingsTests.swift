@@ -43,12 +43,7 @@ import Testing
     /// transaction is rolled back once the task lets go, and the next one commits.
     @Test(arguments: Engine.available)
     func aCommitHeldUpPastTheBusyTimeoutRollsBackAndTheNextTransactionCommits(engine: Engine) async throws {
-        var options = DbContext.Options()
-        options.busyTimeout = 0.3
-        try await withDatabase(options: options, engine: engine) { t in
-            let db = t.db
-            try syncUpdate(db, db.ddl("create table n (id integer primary key, v integer)"))
-            try syncUpdate(db, "insert into n (v) values (0), (0), (0), (0), (0), (0), (0), (0)")
+        try await withHeldUpTable(engine: engine) { db in
             let error = await #expect(throws: DicRecordError.self) {
                 try await db.transaction { db in
                     try await db.update("insert into n (v) values (1)")
@@ -72,12 +67,7 @@ import Testing
     /// Now the outer transaction rolls back and throws.
     @Test(arguments: Engine.available)
     func aNestedTransactionThatCouldNotEndRollsTheOuterOneBack(engine: Engine) async throws {
-        var options = DbContext.Options()
-        options.busyTimeout = 0.3
-        try await withDatabase(options: options, engine: engine) { t in
-            let db = t.db
-            try syncUpdate(db, db.ddl("create table n (id integer primary key, v integer)"))
-            try syncUpdate(db, "insert into n (v) values (0), (0), (0), (0), (0), (0), (0), (0)")
+        try await withHeldUpTable(engine: engine) { db in
             let finished = Flag()
             let error = await #expect(throws: DicRecordError.self) {
                 try await db.transaction { db in
@@ -308,6 +298,18 @@ final class ReviewFlag: Sendable {
     func wait(seconds: Double) {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while !flag.load(ordering: .acquiring) && Date() < deadline { usleep(1000) }
+    }
+}
+
+/// A database whose busy timeout is 0.3 s, with a table `n(id, v)` of eight rows: for the
+/// tests of a call held up past it by a slow reader.
+private func withHeldUpTable(engine: Engine, _ body: (Db) async throws -> Void) async throws {
+    var options = DbContext.Options()
+    options.busyTimeout = 0.3
+    try await withDatabase(options: options, engine: engine) { t in
+        try syncUpdate(t.db, t.db.ddl("create table n (id integer primary key, v integer)"))
+        try syncUpdate(t.db, "insert into n (v) values (0), (0), (0), (0), (0), (0), (0), (0)")
+        try await body(t.db)
     }
 }
 
